@@ -1,0 +1,274 @@
+"""The daemon: wires sources → dispatcher → store, the exporter, the scheduler and signals.
+
+Life cycle: restore state, start sources and the HTTP server, tell systemd READY=1; on SIGHUP
+reload the config (a bad file keeps the running one); on SIGTERM/SIGINT stop sources, drain the
+queues, write the final snapshot and exit 0 within 5 s.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import os
+import signal
+import time
+from pathlib import Path
+from typing import Any
+
+from inferwatch import __version__
+from inferwatch.bus import Bus
+from inferwatch.clock import SYSTEM_CLOCK, Clock
+from inferwatch.config.loader import load_config
+from inferwatch.config.models import Config
+from inferwatch.config.types import split_listen
+from inferwatch.dispatch import Dispatcher
+from inferwatch.errors import ConfigError
+from inferwatch.export.collector import StoreCollector
+from inferwatch.export.server import ExportServer, build_registry
+from inferwatch.logsetup import get_logger
+from inferwatch.runtime.blocking import BlockingPool
+from inferwatch.runtime.scheduler import LiveScheduler
+from inferwatch.runtime.sdnotify import Notifier
+from inferwatch.runtime.supervisor import Supervisor
+from inferwatch.sources.base import Checkpointed
+from inferwatch.sources.registry import BuildContext, Built, build_all
+from inferwatch.statedir import EVENTS_FILE, SNAPSHOT_FILE
+from inferwatch.store import snapshot
+from inferwatch.store.events import EventLog
+from inferwatch.store.tsdb import SeriesStore
+from inferwatch.telemetry import Telemetry
+
+log = get_logger(__name__)
+TICK_S = 1.0
+SNAPSHOT_EVERY_S = 30.0
+STOP_BUDGET_S = 4.5
+IO_TIMEOUT_S = 10.0
+
+
+class Daemon:
+    def __init__(
+        self,
+        config: Config,
+        state_dir: Path,
+        *,
+        config_path: Path | None = None,
+        listen: str | None = None,
+        clock: Clock = SYSTEM_CLOCK,
+        notifier: Notifier | None = None,
+    ) -> None:
+        self.config = config
+        self.config_path = config_path
+        self.state_dir = state_dir
+        self.listen = listen or config.listen
+        self.clock = clock
+        self.notifier = notifier or Notifier()
+        self.store = SeriesStore(clock)
+        self.telemetry = Telemetry(self.store)
+        self.pool = BlockingPool()
+        self.supervisor = Supervisor(self.telemetry, clock)
+        self.bus = Bus(self.telemetry)
+        self.dispatcher = Dispatcher(self.store, self.telemetry)
+        self.scheduler = LiveScheduler(on_error=self._job_failed)
+        self.events: EventLog | None = None
+        self.server: ExportServer | None = None
+        self.built = Built()
+        self.problems: list[str] = []
+        self.started_at = clock.time()
+        self.last_snapshot: float | None = None
+        self.checkpoints: dict[str, Any] = {}
+        self._stop = asyncio.Event()
+        self._reload = asyncio.Event()
+
+    # -- life cycle -------------------------------------------------------------------------
+    async def run(self) -> int:
+        self._restore()
+        self.telemetry.build_info()
+        host, port = split_listen(self.listen)
+        registry = build_registry(StoreCollector(self.store, self.clock))
+        self.server = ExportServer(registry, self.status, self._query_events, self._scraped)
+        try:
+            bound = await self.server.start(host, port)
+        except OSError as exc:
+            log.error("cannot listen", listen=self.listen, error=exc.strerror)
+            self._close_state()
+            return 1
+        self._start_sources()
+        self._schedule()
+        self.scheduler.start()
+        self._install_signals()
+        log.info(
+            "inferwatch running",
+            version=__version__,
+            listen=f"{bound[0]}:{bound[1]}",
+            state_dir=str(self.state_dir),
+            config=str(self.config_path) if self.config_path else "embedded defaults",
+        )
+        self.notifier.ready(f"serving on {bound[0]}:{bound[1]}")
+        while not self._stop.is_set():
+            waiter = asyncio.ensure_future(self._reload.wait())
+            stopper = asyncio.ensure_future(self._stop.wait())
+            await asyncio.wait({waiter, stopper}, return_when=asyncio.FIRST_COMPLETED)
+            waiter.cancel()
+            stopper.cancel()
+            if self._reload.is_set() and not self._stop.is_set():
+                self._reload.clear()
+                await self.reload()
+        await self.shutdown()
+        return 0
+
+    def request_stop(self) -> None:
+        self._stop.set()
+
+    def request_reload(self) -> None:
+        self._reload.set()
+
+    async def shutdown(self) -> None:
+        deadline = time.monotonic() + STOP_BUDGET_S
+        self.notifier.stopping()
+        self.scheduler.shutdown()
+        await self.supervisor.stop(timeout=1.5)
+        await self.bus.drain(max(0.1, min(1.0, deadline - time.monotonic())))
+        await self.bus.stop()
+        try:
+            await self.write_snapshot(timeout=max(0.5, deadline - time.monotonic() - 0.3))
+        except Exception as exc:
+            log.error("final snapshot failed", error=repr(exc))
+        if self.server is not None:
+            await self.server.stop()
+        self._close_state()
+        self.pool.shutdown()
+        log.info("inferwatch stopped")
+
+    def _close_state(self) -> None:
+        if self.events is not None:
+            self.events.close()
+            self.events = None
+
+    # -- state ------------------------------------------------------------------------------
+    def _restore(self) -> None:
+        self.state_dir.mkdir(parents=True, exist_ok=True)
+        self.events = EventLog(self.state_dir / EVENTS_FILE)
+        if self.events.recovered:
+            self.problems.append(self.events.recovered)
+        restored = snapshot.restore(self.state_dir / SNAPSHOT_FILE, self.store, self.clock.time())
+        if restored.problem:
+            self.problems.append(restored.problem)
+        self.checkpoints = restored.checkpoints
+        if restored.series:
+            log.info("state restored", series=restored.series, written_at=restored.written_at)
+
+    async def write_snapshot(self, timeout: float = IO_TIMEOUT_S) -> None:
+        now = self.clock.time()
+        for source in [*self.built.sources, *self.built.polled]:
+            if isinstance(source, Checkpointed):
+                self.checkpoints[str(getattr(source, "name", ""))] = source.checkpoint()
+        payload = snapshot.dump(self.store, dict(self.checkpoints), now)
+        await self.pool.run(timeout, snapshot.write_atomic, self.state_dir / SNAPSHOT_FILE, payload)
+        self.last_snapshot = now
+        self.telemetry.snapshot_ok(now)
+
+    # -- sources ----------------------------------------------------------------------------
+    def _start_sources(self) -> None:
+        assert self.events is not None
+        ctx = BuildContext(
+            self.config, self.clock, self.pool, self.store, self.events, self.checkpoints
+        )
+        self.built = build_all(ctx)
+        for name in self.built.disabled:
+            log.info("source disabled by config", source=name)
+        for name, handler in self.built.line_handlers.items():
+            self.dispatcher.on_lines(name, handler)
+        for source in self.built.sources:
+            self.bus.consume(source.name, self.dispatcher)
+            self.supervisor.start(source, self.bus.emitter(source.name))
+        for polled in self.built.polled:
+            self.bus.consume(polled.name, self.dispatcher)
+            emit = self.bus.emitter(polled.name)
+
+            async def job(p: Any = polled, e: Any = emit) -> None:
+                await self.supervisor.poll(p, e)
+
+            self.scheduler.every(f"poll:{polled.name}", polled.interval, job)
+
+    async def _stop_sources(self) -> None:
+        for polled in self.built.polled:
+            self.scheduler.remove(f"poll:{polled.name}")
+        await self.supervisor.stop()
+        await self.bus.drain(2.0)
+        await self.bus.stop()
+        self.bus = Bus(self.telemetry)
+
+    async def reload(self) -> None:
+        self.notifier.reloading()
+        try:
+            new = load_config(self.config_path) if self.config_path else Config()
+        except ConfigError as exc:
+            log.error("config reload failed; keeping the running config", problems=str(exc))
+            self.notifier.ready("reload failed; running the previous config")
+            return
+        if new.listen != self.config.listen:
+            log.warning("listen address changes need a restart", running=self.listen)
+        await self.write_snapshot()
+        await self._stop_sources()
+        self.config = new
+        self._start_sources()
+        log.info("config reloaded", config=str(self.config_path))
+        self.notifier.ready("reloaded")
+
+    # -- periodic jobs ----------------------------------------------------------------------
+    def _schedule(self) -> None:
+        self.scheduler.every("tick", TICK_S, self._tick)
+        self.scheduler.every("snapshot", SNAPSHOT_EVERY_S, self.write_snapshot)
+        self.scheduler.every("events-prune", 3600.0, self._prune_events)
+        if self.notifier.watchdog_interval:
+            self.scheduler.every("sd-watchdog", self.notifier.watchdog_interval, self._ping)
+
+    async def _tick(self) -> None:
+        self.store.tick()
+        self.telemetry.store_size()
+
+    async def _prune_events(self) -> None:
+        if self.events is not None:
+            await self.pool.run(IO_TIMEOUT_S, self.events.prune, self.clock.time())
+
+    async def _ping(self) -> None:
+        self.notifier.watchdog()
+
+    def _job_failed(self, name: str, exc: BaseException) -> None:
+        self.telemetry.source_error(name, "job", type(exc).__name__)
+        log.error("scheduled job failed", job=name, error=repr(exc))
+
+    def _scraped(self, seconds: float) -> None:
+        self.telemetry.scrape_duration("exporter", seconds)
+
+    def _install_signals(self) -> None:
+        loop = asyncio.get_running_loop()
+        for sig in (signal.SIGTERM, signal.SIGINT):
+            loop.add_signal_handler(sig, self.request_stop)
+        with contextlib.suppress(NotImplementedError):
+            loop.add_signal_handler(signal.SIGHUP, self.request_reload)
+
+    # -- read side --------------------------------------------------------------------------
+    async def _query_events(self, **kwargs: Any) -> list[dict[str, Any]]:
+        if self.events is None:
+            return []
+        rows: list[dict[str, Any]] = await self.pool.run(
+            IO_TIMEOUT_S, lambda: self.events.query(**kwargs) if self.events else []
+        )
+        return rows
+
+    def status(self) -> dict[str, Any]:
+        return {
+            "version": __version__,
+            "pid": os.getpid(),
+            "started_at": self.started_at,
+            "listen": self.listen,
+            "config": str(self.config_path) if self.config_path else None,
+            "state_dir": str(self.state_dir),
+            "sources": {n: h.to_dict() for n, h in sorted(self.supervisor.health.items())},
+            "disabled": self.built.disabled,
+            "store": {"series": self.store.series_count(), "retention_s": self.store.retention_s},
+            "queues": self.bus.depth(),
+            "last_snapshot": self.last_snapshot,
+            "problems": self.problems,
+        }

@@ -1,0 +1,85 @@
+"""Bounded queues between sources and the dispatcher.
+
+Each source gets its own queue, so a flood from one engine log cannot starve the kernel log. A
+put that waits longer than ``put_timeout`` drops the record and counts it in
+``inferwatch_records_dropped_total{queue}``: a reader is never blocked forever.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Awaitable, Callable
+
+from inferwatch.logsetup import get_logger
+from inferwatch.model import Record
+from inferwatch.sources.base import Emit
+from inferwatch.telemetry import Telemetry
+
+log = get_logger(__name__)
+Handler = Callable[[Record], Awaitable[None]]
+
+
+class Bus:
+    def __init__(self, telemetry: Telemetry, maxsize: int = 10_000, put_timeout: float = 5.0):
+        self.telemetry = telemetry
+        self.maxsize = maxsize
+        self.put_timeout = put_timeout
+        self._queues: dict[str, asyncio.Queue[Record]] = {}
+        self._consumers: list[asyncio.Task[None]] = []
+
+    def queue(self, name: str) -> asyncio.Queue[Record]:
+        if name not in self._queues:
+            self._queues[name] = asyncio.Queue(self.maxsize)
+        return self._queues[name]
+
+    def emitter(self, name: str) -> Emit:
+        queue = self.queue(name)
+
+        async def emit(record: Record) -> None:
+            try:
+                queue.put_nowait(record)
+                return
+            except asyncio.QueueFull:
+                pass
+            try:
+                await asyncio.wait_for(queue.put(record), self.put_timeout)
+            except TimeoutError:
+                self.telemetry.dropped(name)
+
+        return emit
+
+    def consume(self, name: str, handler: Handler) -> None:
+        queue = self.queue(name)
+
+        async def loop() -> None:
+            while True:
+                record = await queue.get()
+                try:
+                    await handler(record)
+                except Exception as exc:
+                    self.telemetry.source_error(name, "dispatch", type(exc).__name__)
+                    log.exception("record handling failed", queue=name)
+                finally:
+                    queue.task_done()
+
+        self._consumers.append(asyncio.create_task(loop(), name=f"dispatch:{name}"))
+
+    async def drain(self, timeout: float) -> bool:
+        """Wait until every queued record is handled; False if time ran out."""
+        try:
+            await asyncio.wait_for(
+                asyncio.gather(*(q.join() for q in self._queues.values())), timeout
+            )
+        except TimeoutError:
+            return False
+        return True
+
+    async def stop(self) -> None:
+        for task in self._consumers:
+            task.cancel()
+        if self._consumers:
+            await asyncio.wait(self._consumers, timeout=1.0)
+        self._consumers.clear()
+
+    def depth(self) -> dict[str, int]:
+        return {name: q.qsize() for name, q in self._queues.items()}

@@ -1,0 +1,160 @@
+"""The ``inferwatch`` command (DESIGN.md §4 'CLI')."""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import sys
+from collections.abc import Callable, Sequence
+from pathlib import Path
+
+from inferwatch import __version__
+from inferwatch.config.loader import load_config
+from inferwatch.config.types import parse_listen
+from inferwatch.errors import ConfigError
+from inferwatch.logsetup import configure_logging
+
+Command = Callable[[argparse.Namespace], int]
+NOT_YET = "not yet available in this version of inferwatch"
+
+
+def _listen(value: str) -> str:
+    try:
+        return parse_listen(value)
+    except ValueError as exc:
+        raise argparse.ArgumentTypeError(str(exc)) from None
+
+
+def cmd_run(args: argparse.Namespace) -> int:
+    from inferwatch.app import Daemon
+    from inferwatch.statedir import resolve_state_dir
+
+    configure_logging(args.log_level)
+    try:
+        config = load_config(args.config)
+    except ConfigError as exc:
+        print(exc, file=sys.stderr)
+        return 2
+    state_dir = resolve_state_dir(args.state_dir, config.state_dir)
+    daemon = Daemon(
+        config,
+        state_dir,
+        config_path=Path(args.config) if args.config else None,
+        listen=args.listen,
+    )
+    return asyncio.run(daemon.run())
+
+
+def cmd_demo(args: argparse.Namespace) -> int:
+    from inferwatch.demo import run_demo
+
+    configure_logging(args.log_level)
+    code: int = asyncio.run(run_demo(listen=args.listen, duration=args.duration))
+    return code
+
+
+def cmd_check(args: argparse.Namespace) -> int:
+    try:
+        load_config(args.config)
+    except ConfigError as exc:
+        for problem in exc.problems:
+            print(problem)
+        return 2
+    where = args.config or "embedded defaults"
+    print(f"{where}: OK")
+    return 0
+
+
+def cmd_version(_args: argparse.Namespace) -> int:
+    print(f"inferwatch {__version__}")
+    return 0
+
+
+def cmd_status(args: argparse.Namespace) -> int:
+    import httpx
+
+    url = f"http://{args.listen}/api/v1/status"
+    try:
+        response = httpx.get(url, timeout=5.0, trust_env=False)
+        response.raise_for_status()
+    except httpx.HTTPError as exc:
+        print(f"cannot reach inferwatch at {url}: {exc}", file=sys.stderr)
+        return 1
+    print(json.dumps(response.json(), indent=2))
+    return 0
+
+
+def cmd_not_yet(args: argparse.Namespace) -> int:
+    print(f"inferwatch {args.command}: {NOT_YET}", file=sys.stderr)
+    return 3
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="inferwatch",
+        description="Watch a local LLM-inference GPU host and report what matters.",
+    )
+    parser.add_argument("--version", action="version", version=f"inferwatch {__version__}")
+    sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
+
+    def add(name: str, func: Command, help_text: str) -> argparse.ArgumentParser:
+        p = sub.add_parser(name, help=help_text, description=help_text)
+        p.set_defaults(func=func)
+        return p
+
+    run = add("run", cmd_run, "Run the daemon.")
+    run.add_argument("--config", help="YAML config file (default: embedded defaults)")
+    run.add_argument("--listen", type=_listen, help="HOST:PORT for /metrics and the API")
+    run.add_argument("--state-dir", help="directory for snapshots and the event log")
+    run.add_argument("--log-level", default="info", choices=["debug", "info", "warning", "error"])
+
+    demo = add("demo", cmd_demo, "Run the daemon on a simulated host (two GPUs, one engine).")
+    demo.add_argument("--listen", type=_listen, default="127.0.0.1:9945", help="HOST:PORT")
+    demo.add_argument("--duration", type=float, default=None, help="stop after S seconds")
+    demo.add_argument("--log-level", default="info", choices=["debug", "info", "warning", "error"])
+
+    check = add("check", cmd_check, "Validate a config (and rule files); exit 2 on problems.")
+    check.add_argument("--config", help="YAML config file")
+    check.add_argument("--rules", nargs="*", default=[], metavar="PATH", help="rule files")
+
+    replay = add("replay", cmd_not_yet, "Run parsers, correlators and rules over recorded logs.")
+    replay.add_argument("--config")
+    replay.add_argument("--rules", nargs="*", default=[], metavar="PATH")
+    replay.add_argument("--kernel", nargs="*", default=[], metavar="F")
+    replay.add_argument("--engine-log", nargs="*", default=[], metavar="F")
+    replay.add_argument("--format", choices=["text", "jsonl"], default="text")
+    replay.add_argument("--year", type=int)
+    replay.add_argument("--tz", default="UTC")
+    replay.add_argument("--eval-step", type=float, default=10.0)
+
+    tr = add("test-rules", cmd_not_yet, "Run promtool-format rule unit tests.")
+    tr.add_argument("files", nargs="+", metavar="FILE")
+
+    export = add("export", cmd_not_yet, "Export artefacts for other tools.")
+    export.add_argument("what", choices=["prometheus-rules"])
+
+    nt = add("notify-test", cmd_not_yet, "Send a test notification through a receiver.")
+    nt.add_argument("--receiver", required=True)
+    nt.add_argument("--config")
+
+    silence = add("silence", cmd_not_yet, "Manage silences.")
+    silence.add_argument("action", choices=["add", "list", "expire"])
+    silence.add_argument("rest", nargs=argparse.REMAINDER)
+
+    status = add("status", cmd_status, "Show a running daemon's status.")
+    status.add_argument("--listen", default="127.0.0.1:9945", help="the daemon's HOST:PORT")
+
+    add("version", cmd_version, "Print the version.")
+    return parser
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    func: Command = args.func
+    return func(args)
+
+
+if __name__ == "__main__":
+    sys.exit(main())

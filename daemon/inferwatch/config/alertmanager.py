@@ -1,0 +1,152 @@
+"""The notification part of the config, in Alertmanager's own syntax.
+
+Route, inhibit rules and time intervals are typed here; each integration's own fields
+(``webhook_configs`` items and so on) are validated by that channel's model when the
+notifications pipeline builds it, so only the list names are checked at this level.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, model_validator
+
+from inferwatch.config.types import Duration, resolve_secret
+from inferwatch.redact import register_secret
+
+INTEGRATIONS: tuple[str, ...] = (
+    "webhook_configs",
+    "wecom_configs",
+    "dingtalk_configs",
+    "feishu_configs",
+    "serverchan_configs",
+    "pushplus_configs",
+    "bark_configs",
+    "ntfy_configs",
+    "telegram_configs",
+    "slack_configs",
+    "discord_configs",
+    "gotify_configs",
+    "pushover_configs",
+    "alertmanager_configs",
+    "console_configs",
+)
+
+
+# Fields of integrations whose values are credentials (or URLs that embed one).
+SECRET_FIELDS = frozenset(
+    {
+        "url",
+        "webhook_url",
+        "api_url",
+        "token",
+        "bot_token",
+        "key",
+        "secret",
+        "password",
+        "sendkey",
+        "device_key",
+        "user_key",
+        "api_key",
+        "app_token",
+        "routing_key",
+    }
+)
+
+
+def resolve_refs(value: Any, field: str = "") -> Any:
+    """Resolve ``env:``/``file:`` references inside an integration config and register every
+    credential-bearing value with the redactor, so it never reaches a log, status or metric."""
+    if isinstance(value, dict):
+        return {k: resolve_refs(v, str(k)) for k, v in value.items()}
+    if isinstance(value, list):
+        return [resolve_refs(v, field) for v in value]
+    if isinstance(value, str):
+        if value.startswith(("env:", "file:")):
+            return resolve_secret(value).get_secret_value()
+        if field in SECRET_FIELDS or field.endswith("_file"):
+            register_secret(value)
+    return value
+
+
+class _Strict(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True, populate_by_name=True)
+
+
+class GlobalConfig(_Strict):
+    resolve_timeout: Duration = 300.0
+    http_config: dict[str, Any] | None = None
+    wecom_api_url: str | None = None
+    telegram_api_url: str | None = None
+    slack_api_url: str | None = None
+
+
+class Route(_Strict):
+    receiver: str | None = None
+    group_by: list[str] | None = None
+    group_wait: Duration | None = None
+    group_interval: Duration | None = None
+    repeat_interval: Duration | None = None
+    matchers: list[str] = Field(default_factory=list)
+    routes: list[Route] = Field(default_factory=list)
+    continue_: bool = Field(default=False, alias="continue")
+    mute_time_intervals: list[str] = Field(default_factory=list)
+    active_time_intervals: list[str] = Field(default_factory=list)
+
+
+class Receiver(BaseModel):
+    model_config = ConfigDict(extra="allow", frozen=True)
+
+    name: str
+
+    @model_validator(mode="before")
+    @classmethod
+    def _known_integrations(cls, data: Any) -> Any:
+        if isinstance(data, dict):
+            for key, value in data.items():
+                if key == "name":
+                    continue
+                if key not in INTEGRATIONS:
+                    raise ValueError(
+                        f"unknown receiver field {key!r}; integrations: {', '.join(INTEGRATIONS)}"
+                    )
+                if not isinstance(value, list) or not all(isinstance(v, dict) for v in value):
+                    raise ValueError(f"{key} must be a list of mappings")
+            return {k: (v if k == "name" else resolve_refs(v)) for k, v in data.items()}
+        return data
+
+    def integrations(self) -> dict[str, list[dict[str, Any]]]:
+        extra = self.model_extra or {}
+        return {k: v for k, v in extra.items() if k in INTEGRATIONS}
+
+
+class InhibitRule(_Strict):
+    source_matchers: list[str] = Field(default_factory=list)
+    target_matchers: list[str] = Field(default_factory=list)
+    equal: list[str] = Field(default_factory=list)
+
+
+class TimeRange(_Strict):
+    start_time: str
+    end_time: str
+
+
+class TimeIntervalSpec(_Strict):
+    times: list[TimeRange] = Field(default_factory=list)
+    weekdays: list[str] = Field(default_factory=list)
+    days_of_month: list[str] = Field(default_factory=list)
+    months: list[str] = Field(default_factory=list)
+    years: list[str] = Field(default_factory=list)
+    location: str = "Local"
+
+
+class TimeInterval(_Strict):
+    name: str
+    time_intervals: list[TimeIntervalSpec]
+
+
+class Digest(_Strict):
+    name: str
+    cron: str
+    receiver: str | None = None
+    kind: Literal["daily"] = "daily"

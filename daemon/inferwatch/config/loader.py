@@ -1,0 +1,89 @@
+"""Load and validate the configuration file, reporting every problem at its line and column."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from pydantic import ValidationError
+
+from inferwatch.config.models import Config
+from inferwatch.config.yamlpos import Located, format_loc, load_located
+from inferwatch.errors import ConfigError, Problem
+
+
+def load_config(path: Path | str | None) -> Config:
+    """The config from ``path``, or the embedded defaults when ``path`` is None."""
+    if path is None:
+        return Config()
+    name = str(path)
+    try:
+        text = Path(path).read_text(encoding="utf-8")
+    except OSError as exc:
+        raise ConfigError([Problem(name, 1, 1, "", f"cannot read: {exc.strerror}")]) from None
+    except UnicodeDecodeError as exc:
+        raise ConfigError([Problem(name, 1, 1, "", f"not UTF-8 text: {exc.reason}")]) from None
+    return parse_config(text, name)
+
+
+def parse_config(text: str, name: str) -> Config:
+    located = load_located(text, name)
+    problems = list(located.problems)
+    if located.data is not None and not isinstance(located.data, dict):
+        problems.append(Problem(name, 1, 1, "", "the config file must be a mapping of keys"))
+    if problems:
+        raise ConfigError(problems)
+    try:
+        return Config.model_validate(located.data)
+    except ValidationError as exc:
+        raise ConfigError(_problems(exc, located, name)) from None
+
+
+def _problems(exc: ValidationError, located: Located, name: str) -> list[Problem]:
+    out: list[Problem] = []
+    for err in exc.errors(include_url=False):
+        loc = _clean_loc(err["loc"], located.data)
+        line, col = located.position(loc)
+        out.append(Problem(name, line, col, format_loc(loc), _message(err)))
+    out.sort(key=lambda p: (p.line, p.col))
+    return out
+
+
+def _clean_loc(loc: tuple[Any, ...], data: Any) -> tuple[str | int, ...]:
+    """Drop pydantic's internal steps (union branch tags, validator names) from a location."""
+    out: list[str | int] = []
+    node = data
+    for part in loc:
+        if isinstance(part, int) and isinstance(node, list):
+            out.append(part)
+            node = node[part] if part < len(node) else None
+        elif isinstance(part, str) and isinstance(node, dict) and part in node:
+            out.append(part)
+            node = node[part]
+        elif isinstance(part, str) and isinstance(node, dict) and _alias(part) in node:
+            out.append(_alias(part))
+            node = node[_alias(part)]
+        elif (
+            isinstance(part, str)
+            and isinstance(node, dict)
+            and not part.startswith(("function-", "union"))
+        ):
+            out.append(_alias(part))  # a missing required field: name it, point at its parent
+            node = None
+    return tuple(out)
+
+
+def _alias(part: str) -> str:
+    return part[:-1] if part.endswith("_") else part
+
+
+def _message(err: Any) -> str:
+    kind = err.get("type", "")
+    if kind == "extra_forbidden":
+        return "unknown key"
+    if kind == "missing":
+        return "required key is missing"
+    msg = str(err.get("msg", "invalid value"))
+    for prefix in ("Value error, ", "Assertion failed, "):
+        msg = msg.removeprefix(prefix)
+    return msg

@@ -1,0 +1,171 @@
+"""The configuration file, as typed models (DESIGN.md §4 'Config').
+
+Every model rejects unknown keys. Defaults are the embedded configuration: a file that sets
+nothing gets a working daemon on loopback.
+"""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+from typing import Literal
+
+from pydantic import BaseModel, ConfigDict, Field, HttpUrl, field_validator, model_validator
+
+from inferwatch.config.alertmanager import (
+    Digest,
+    GlobalConfig,
+    InhibitRule,
+    Receiver,
+    Route,
+    TimeInterval,
+)
+from inferwatch.config.types import Duration, ListenAddress
+
+_NAME = re.compile(r"^[A-Za-z0-9_.-]+$")
+DEFAULT_LISTEN = "127.0.0.1:9945"
+SHIPPED_RULES = "builtin:rules/*.yaml"
+
+
+class _Strict(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+
+class PathsConfig(_Strict):
+    """Roots of the host's pseudo-files, so tests point the daemon at fixtures."""
+
+    proc: Path = Path("/proc")
+    sys: Path = Path("/sys")
+    kmsg: Path = Path("/dev/kmsg")
+
+
+class KernelConfig(_Strict):
+    source: Literal["auto", "kmsg", "journald", "file", "off"] = "auto"
+    path: Path | None = None
+    alert_max_age: Duration = 600.0
+    correlation_window: Duration = 2.0
+
+    @model_validator(mode="after")
+    def _file_needs_path(self) -> KernelConfig:
+        if self.source == "file" and self.path is None:
+            raise ValueError("kernel.source 'file' needs kernel.path")
+        return self
+
+
+class EngineConfig(_Strict):
+    name: str
+    kind: Literal["vllm", "sglang", "llamacpp"] = "vllm"
+    log: list[str] = Field(default_factory=list)
+    journald_unit: str | None = None
+    container: str | None = None
+    metrics_url: HttpUrl | None = None
+    scrape_interval: Duration = 5.0
+    decode_anchor: float = Field(default=90.0, gt=0)
+    anchor_min_mal: float = Field(default=2.4, ge=1)
+
+    @field_validator("name")
+    @classmethod
+    def _name(cls, v: str) -> str:
+        if not _NAME.match(v):
+            raise ValueError("use letters, digits, '.', '_' and '-' only")
+        return v
+
+    @field_validator("log", mode="before")
+    @classmethod
+    def _one_or_many(cls, v: object) -> object:
+        return [v] if isinstance(v, str) else v
+
+
+class GpuConfig(_Strict):
+    backend: Literal["auto", "nvml", "fake", "off"] = "auto"
+    profile: Path | None = None
+    expected: int | None = Field(default=None, ge=0)
+    interval: Duration = 5.0
+
+    @model_validator(mode="after")
+    def _fake_needs_profile(self) -> GpuConfig:
+        if self.backend == "fake" and self.profile is None:
+            raise ValueError("gpus.backend 'fake' needs gpus.profile (a JSON readings file)")
+        return self
+
+
+class ServiceConfig(_Strict):
+    name: str
+    unit: str | None = None
+    port: int | None = Field(default=None, ge=1, le=65535)
+    cmdline: str | None = None
+    health_url: HttpUrl | None = None
+
+
+class DownloadConfig(_Strict):
+    name: str
+    unit: str | None = None
+    pid: int | None = None
+    path: Path | None = None
+
+
+class SilenceFile(_Strict):
+    """A maintenance flag file: while it exists, alerts matching ``matchers`` are silenced."""
+
+    path: Path
+    matchers: list[str] = Field(default_factory=list)
+    comment: str = ""
+
+
+# One host: the first critical alert leaves at once, the rest of a cascade follows in one message.
+DEFAULT_ROUTE = Route(
+    receiver="console",
+    group_by=["alertname"],
+    group_wait=10.0,
+    group_interval=300.0,
+    repeat_interval=4 * 3600.0,
+    routes=[Route(matchers=['severity="critical"'], group_wait=0.0, group_interval=10.0)],
+)
+
+
+class Config(_Strict):
+    listen: ListenAddress = DEFAULT_LISTEN
+    state_dir: Path | None = None
+    language: Literal["en", "zh"] = "en"
+    external_labels: dict[str, str] = Field(default_factory=dict)
+    paths: PathsConfig = PathsConfig()
+    kernel: KernelConfig = KernelConfig()
+    engines: list[EngineConfig] = Field(default_factory=list)
+    gpus: GpuConfig = GpuConfig()
+    services: list[ServiceConfig] = Field(default_factory=list)
+    downloads: list[DownloadConfig] = Field(default_factory=list)
+    rule_files: list[str] = Field(default_factory=lambda: [SHIPPED_RULES])
+    silence_files: list[SilenceFile] = Field(default_factory=list)
+    digests: list[Digest] = Field(default_factory=list)
+    global_: GlobalConfig = Field(default=GlobalConfig(), alias="global")
+    route: Route = Field(default_factory=lambda: DEFAULT_ROUTE)
+    receivers: list[Receiver] = Field(
+        default_factory=lambda: [
+            Receiver.model_validate({"name": "console", "console_configs": [{}]})
+        ]
+    )
+    inhibit_rules: list[InhibitRule] = Field(default_factory=list)
+    time_intervals: list[TimeInterval] = Field(default_factory=list)
+    fallback_receiver: str | None = None
+    model_config = ConfigDict(extra="forbid", frozen=True, populate_by_name=True)
+
+    @model_validator(mode="after")
+    def _cross_references(self) -> Config:
+        names = [e.name for e in self.engines]
+        dupes = sorted({n for n in names if names.count(n) > 1})
+        if dupes:
+            raise ValueError(f"engine names must be unique: {', '.join(dupes)}")
+        receivers = {r.name for r in self.receivers}
+        for ref in _route_receivers(self.route):
+            if ref not in receivers:
+                raise ValueError(f"route names receiver {ref!r}, which is not defined")
+        if self.fallback_receiver and self.fallback_receiver not in receivers:
+            raise ValueError(f"fallback_receiver {self.fallback_receiver!r} is not defined")
+        return self
+
+
+def _route_receivers(route: Route) -> list[str]:
+    found = [route.receiver] if route.receiver else []
+    for child in route.routes:
+        found.extend(_route_receivers(child))
+    return found

@@ -1,0 +1,97 @@
+"""Field types shared by the configuration models: durations, listen addresses, secrets."""
+
+from __future__ import annotations
+
+import os
+import re
+from pathlib import Path
+from typing import Annotated, Any
+
+from pydantic import BeforeValidator, PlainSerializer, SecretStr
+
+from inferwatch.redact import register_secret
+
+_DURATION = re.compile(r"^((\d+)y)?((\d+)w)?((\d+)d)?((\d+)h)?((\d+)m)?((\d+)s)?((\d+)ms)?$")
+_UNITS = (365 * 86400, 7 * 86400, 86400, 3600, 60, 1, 0.001)
+
+
+def parse_duration(value: Any) -> float:
+    """A Prometheus duration (``1h30m``, ``10s``, ``250ms``) or a number of seconds."""
+    if isinstance(value, bool):
+        raise ValueError("expected a duration such as 10s, 5m or 1h30m")
+    if isinstance(value, int | float):
+        if value < 0:
+            raise ValueError("a duration cannot be negative")
+        return float(value)
+    if not isinstance(value, str):
+        raise ValueError("expected a duration such as 10s, 5m or 1h30m")
+    text = value.strip()
+    if text == "0":
+        return 0.0
+    m = _DURATION.match(text)
+    if not text or m is None:
+        raise ValueError(f"invalid duration {value!r}: use units y w d h m s ms, e.g. 1h30m")
+    groups = m.groups()[1::2]
+    return float(sum(int(g) * unit for g, unit in zip(groups, _UNITS, strict=True) if g))
+
+
+def format_duration(seconds: float) -> str:
+    if seconds == 0:
+        return "0s"
+    ms = round(seconds * 1000)
+    out = ""
+    for unit, suffix in ((86400_000, "d"), (3600_000, "h"), (60_000, "m"), (1000, "s"), (1, "ms")):
+        if ms >= unit:
+            out += f"{ms // unit}{suffix}"
+            ms %= unit
+    return out
+
+
+Duration = Annotated[float, BeforeValidator(parse_duration), PlainSerializer(format_duration)]
+
+
+def parse_listen(value: Any) -> str:
+    """``HOST:PORT`` (IPv6 in brackets); port 0 lets the kernel choose."""
+    if not isinstance(value, str):
+        raise ValueError("expected HOST:PORT, e.g. 127.0.0.1:9945")
+    host, sep, port = value.rpartition(":")
+    if not sep or not host or not port.isdigit() or not 0 <= int(port) <= 65535:
+        raise ValueError(f"invalid listen address {value!r}: expected HOST:PORT")
+    return value
+
+
+ListenAddress = Annotated[str, BeforeValidator(parse_listen)]
+
+
+def split_listen(value: str) -> tuple[str, int]:
+    host, _, port = value.rpartition(":")
+    return host.strip("[]"), int(port)
+
+
+def resolve_secret(value: Any) -> SecretStr:
+    """Resolve ``env:NAME`` and ``file:/path`` references; register the value for redaction."""
+    if isinstance(value, SecretStr):
+        return value
+    if not isinstance(value, str):
+        raise ValueError("expected a string, env:NAME or file:/path")
+    if value.startswith("env:"):
+        name = value[4:]
+        if name not in os.environ:
+            raise ValueError(f"environment variable {name} is not set")
+        secret = os.environ[name]
+    elif value.startswith("file:"):
+        secret = read_secret_file(value[5:])
+    else:
+        secret = value
+    register_secret(secret)
+    return SecretStr(secret)
+
+
+def read_secret_file(path: str) -> str:
+    try:
+        return Path(path).read_text(encoding="utf-8").strip()
+    except OSError as exc:
+        raise ValueError(f"cannot read secret file {path}: {exc.strerror}") from None
+
+
+Secret = Annotated[SecretStr, BeforeValidator(resolve_secret)]

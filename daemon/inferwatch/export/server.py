@@ -1,0 +1,126 @@
+"""The HTTP side: /metrics, /healthz, /api/v1/status, /api/v1/events and the status page.
+
+aiohttp on the daemon's own event loop, bound to loopback by default. Everything served passes
+the redactor; nothing here writes state.
+"""
+
+from __future__ import annotations
+
+import html
+import json
+import time
+from collections.abc import Awaitable, Callable
+from typing import Any
+
+from aiohttp import web
+from prometheus_client import CONTENT_TYPE_LATEST, CollectorRegistry, generate_latest
+from prometheus_client.process_collector import ProcessCollector
+
+from inferwatch.export.collector import StoreCollector
+from inferwatch.redact import redact_obj
+from inferwatch.store.events import EventLog
+
+StatusFn = Callable[[], dict[str, Any]]
+EventQuery = Callable[..., Awaitable[list[dict[str, Any]]]]
+
+
+def build_registry(collector: StoreCollector) -> CollectorRegistry:
+    registry = CollectorRegistry(auto_describe=False)
+    registry.register(collector)
+    ProcessCollector(registry=registry)
+    return registry
+
+
+class ExportServer:
+    def __init__(
+        self,
+        registry: CollectorRegistry,
+        status: StatusFn,
+        events: EventQuery,
+        on_scrape: Callable[[float], None] | None = None,
+    ) -> None:
+        self.registry = registry
+        self.status = status
+        self.events = events
+        self.on_scrape = on_scrape
+        self.app = web.Application()
+        self.app.add_routes(
+            [
+                web.get("/metrics", self._metrics),
+                web.get("/healthz", self._healthz),
+                web.get("/api/v1/status", self._status),
+                web.get("/api/v1/events", self._events),
+                web.get("/", self._page),
+            ]
+        )
+        self._runner: web.AppRunner | None = None
+        self.bound: tuple[str, int] | None = None
+
+    async def start(self, host: str, port: int) -> tuple[str, int]:
+        self._runner = web.AppRunner(self.app, access_log=None, handle_signals=False)
+        await self._runner.setup()
+        site = web.TCPSite(self._runner, host, port, reuse_address=True)
+        await site.start()
+        server = site._server
+        sockets = getattr(server, "sockets", None) or []
+        actual = sockets[0].getsockname()[:2] if sockets else (host, port)
+        self.bound = (str(actual[0]), int(actual[1]))
+        return self.bound
+
+    async def stop(self) -> None:
+        if self._runner is not None:
+            await self._runner.cleanup()
+            self._runner = None
+
+    async def _metrics(self, _request: web.Request) -> web.Response:
+        started = time.perf_counter()
+        body = generate_latest(self.registry)
+        if self.on_scrape is not None:
+            self.on_scrape(time.perf_counter() - started)
+        return web.Response(body=body, headers={"Content-Type": CONTENT_TYPE_LATEST})
+
+    async def _healthz(self, _request: web.Request) -> web.Response:
+        return web.Response(text="ok\n")
+
+    async def _status(self, _request: web.Request) -> web.Response:
+        return _json(self.status())
+
+    async def _events(self, request: web.Request) -> web.Response:
+        q = request.query
+        try:
+            since = float(q["since"]) if "since" in q else None
+            until = float(q["until"]) if "until" in q else None
+            limit = int(q.get("limit", "100"))
+        except ValueError:
+            return _json({"error": "since/until must be Unix seconds, limit an integer"}, 400)
+        types = [t for t in q.get("type", "").split(",") if t] or None
+        rows = await self.events(since=since, until=until, types=types, limit=limit)
+        return _json({"events": rows})
+
+    async def _page(self, _request: web.Request) -> web.Response:
+        status = redact_obj(self.status())
+        rows = "".join(
+            f"<tr><td>{html.escape(name)}</td><td>{html.escape(h['state'])}</td>"
+            f"<td>{html.escape(h['reason'] or h['last_error'])}</td></tr>"
+            for name, h in status.get("sources", {}).items()
+        )
+        body = (
+            "<!doctype html><html><head><meta charset='utf-8'><title>inferwatch</title></head>"
+            f"<body><h1>inferwatch {html.escape(str(status.get('version', '')))}</h1>"
+            "<table><tr><th>source</th><th>state</th><th>reason</th></tr>"
+            f"{rows}</table><p><a href='/metrics'>/metrics</a> · "
+            "<a href='/api/v1/status'>status</a> · <a href='/api/v1/events'>events</a></p>"
+            "</body></html>"
+        )
+        return web.Response(text=body, content_type="text/html")
+
+
+def _json(doc: Any, status: int = 200) -> web.Response:
+    return web.Response(
+        text=json.dumps(redact_obj(doc), indent=1, default=str),
+        status=status,
+        content_type="application/json",
+    )
+
+
+__all__ = ["EventLog", "ExportServer", "build_registry"]

@@ -1,0 +1,170 @@
+"""One scheduler interface, two implementations.
+
+:class:`LiveScheduler` wraps APScheduler's ``AsyncIOScheduler`` for the daemon (``max_instances=1``
+and ``coalesce=True``: a hung NVML call cannot pile runs up). :class:`VirtualScheduler` runs the
+same jobs on a :class:`~inferwatch.clock.FakeClock` for replay and tests, because APScheduler
+cannot take an injected clock. Both use APScheduler's triggers to compute cron fire times, so a
+digest scheduled at ``0 8 * * *`` fires at the same instants in both.
+"""
+
+from __future__ import annotations
+
+import heapq
+import itertools
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass, field
+from datetime import UTC, datetime, timedelta, tzinfo
+from typing import Protocol
+
+from apscheduler.schedulers.asyncio import AsyncIOScheduler
+from apscheduler.triggers.cron import CronTrigger
+from apscheduler.triggers.interval import IntervalTrigger
+
+from inferwatch.clock import FakeClock
+from inferwatch.logsetup import get_logger
+
+Job = Callable[[], Awaitable[None]]
+ErrorHook = Callable[[str, BaseException], None]
+log = get_logger(__name__)
+_EPS = timedelta(microseconds=1)
+
+
+class Scheduler(Protocol):
+    def every(self, name: str, seconds: float, job: Job) -> None: ...
+
+    def cron(self, name: str, expression: str, job: Job, tz: tzinfo | None = None) -> None: ...
+
+    def remove(self, name: str) -> None: ...
+
+
+def _guard(name: str, job: Job, on_error: ErrorHook | None) -> Job:
+    """A job that never raises into the scheduler: errors are reported and the job runs again."""
+
+    async def run() -> None:
+        try:
+            await job()
+        except Exception as exc:
+            if on_error is not None:
+                on_error(name, exc)
+            else:
+                log.warning("job failed", job=name, error=repr(exc))
+
+    return run
+
+
+class LiveScheduler:
+    def __init__(self, on_error: ErrorHook | None = None) -> None:
+        self._aps = AsyncIOScheduler(timezone=UTC)
+        self._on_error = on_error
+
+    def every(self, name: str, seconds: float, job: Job) -> None:
+        self._aps.add_job(
+            _guard(name, job, self._on_error),
+            IntervalTrigger(seconds=seconds, timezone=UTC),
+            id=name,
+            name=name,
+            replace_existing=True,
+            max_instances=1,
+            coalesce=True,
+            misfire_grace_time=max(1, int(seconds)),
+            next_run_time=datetime.now(UTC),
+        )
+
+    def cron(self, name: str, expression: str, job: Job, tz: tzinfo | None = None) -> None:
+        self._aps.add_job(
+            _guard(name, job, self._on_error),
+            CronTrigger.from_crontab(expression, timezone=tz or UTC),
+            id=name,
+            name=name,
+            replace_existing=True,
+            max_instances=1,
+            coalesce=True,
+            misfire_grace_time=300,
+        )
+
+    def remove(self, name: str) -> None:
+        if self._aps.get_job(name) is not None:
+            self._aps.remove_job(name)
+
+    def start(self) -> None:
+        self._aps.start()
+
+    def shutdown(self) -> None:
+        if self._aps.running:
+            self._aps.shutdown(wait=False)
+
+
+@dataclass(order=True, slots=True)
+class _Entry:
+    due: float
+    seq: int
+    name: str = field(compare=False)
+    job: Job = field(compare=False)
+    next_due: Callable[[float], float | None] = field(compare=False)
+
+
+class VirtualScheduler:
+    """Runs jobs in virtual time: :meth:`run_until` advances the fake clock from due time to due
+    time, awaiting each job, so the same job code sees the same ``clock.time()`` it would live."""
+
+    def __init__(self, clock: FakeClock, on_error: ErrorHook | None = None) -> None:
+        self.clock = clock
+        self._on_error = on_error
+        self._heap: list[_Entry] = []
+        self._seq = itertools.count()
+        self._removed: set[str] = set()
+
+    def every(self, name: str, seconds: float, job: Job) -> None:
+        if seconds <= 0:
+            raise ValueError("interval must be positive")
+
+        def nxt(prev: float) -> float:
+            return prev + seconds
+
+        self._push(self.clock.time(), name, job, nxt)
+
+    def cron(self, name: str, expression: str, job: Job, tz: tzinfo | None = None) -> None:
+        trigger = CronTrigger.from_crontab(expression, timezone=tz or UTC)
+
+        def nxt(prev: float) -> float | None:
+            now = datetime.fromtimestamp(prev, UTC)
+            fire = trigger.get_next_fire_time(None, now + _EPS)
+            return fire.timestamp() if fire else None
+
+        first = nxt(self.clock.time() - 1e-6)
+        if first is not None:
+            self._push(first, name, job, nxt)
+
+    def remove(self, name: str) -> None:
+        self._removed.add(name)
+
+    def _push(self, due: float, name: str, job: Job, nxt: Callable[[float], float | None]) -> None:
+        self._removed.discard(name)
+        heapq.heappush(self._heap, _Entry(due, next(self._seq), name, job, nxt))
+
+    def next_due(self) -> float | None:
+        return self._heap[0].due if self._heap else None
+
+    async def run_until(self, t: float) -> int:
+        """Run every job due at or before ``t`` in time order; leave the clock at ``t``."""
+        ran = 0
+        while self._heap and self._heap[0].due <= t:
+            entry = heapq.heappop(self._heap)
+            if entry.name in self._removed:
+                continue
+            if entry.due > self.clock.time():
+                self.clock.set(entry.due)
+            await _guard(entry.name, entry.job, self._on_error)()
+            ran += 1
+            following = entry.next_due(entry.due)
+            # coalesce: a job that fell behind runs once, then resumes its cadence from now
+            while following is not None and following <= self.clock.time() and following < t:
+                following = entry.next_due(following)
+            if following is not None:
+                heapq.heappush(
+                    self._heap,
+                    _Entry(following, next(self._seq), entry.name, entry.job, entry.next_due),
+                )
+        if t > self.clock.time():
+            self.clock.set(t)
+        return ran

@@ -1,0 +1,63 @@
+"""Counter arithmetic shared by the store's users and the PromQL evaluator.
+
+``extrapolated_delta`` is Prometheus's algorithm behind ``rate``, ``increase`` and ``delta``
+(reference/promql.md §3.1): counter resets are bridged, the result is extrapolated towards the
+range edges unless the gap there is longer than 1.1 average intervals, and a counter is never
+extrapolated below zero.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from itertools import pairwise
+
+
+def reset_corrected_increase(values: Sequence[float]) -> float:
+    """``last - first`` with every drop treated as a restart from zero."""
+    if len(values) < 2:
+        return 0.0
+    result = values[-1] - values[0]
+    prev = values[0]
+    for v in values[1:]:
+        if v < prev:
+            result += prev
+        prev = v
+    return result
+
+
+def count_resets(values: Sequence[float]) -> int:
+    return sum(1 for a, b in pairwise(values) if b < a)
+
+
+def extrapolated_delta(
+    ts: Sequence[float],
+    vs: Sequence[float],
+    range_start: float,
+    range_end: float,
+    *,
+    is_counter: bool,
+    is_rate: bool,
+) -> float | None:
+    """``rate``/``increase`` (``is_counter``) or ``delta`` over the samples of one range.
+
+    Returns None when fewer than two samples are given (Prometheus outputs nothing then).
+    """
+    n = len(vs)
+    if n < 2:
+        return None
+    result = reset_corrected_increase(vs) if is_counter else vs[-1] - vs[0]
+    to_start = ts[0] - range_start
+    to_end = range_end - ts[-1]
+    sampled = ts[-1] - ts[0]
+    avg = sampled / (n - 1)
+    if is_counter and result > 0 and vs[0] >= 0:
+        to_zero = sampled * vs[0] / result
+        to_start = min(to_start, to_zero)
+    threshold = avg * 1.1
+    extended = sampled
+    extended += to_start if to_start < threshold else avg / 2
+    extended += to_end if to_end < threshold else avg / 2
+    factor = extended / sampled
+    if is_rate:
+        factor /= range_end - range_start
+    return result * factor

@@ -1,0 +1,97 @@
+"""One time series: a ring of (timestamp, value) samples with time-based retention.
+
+Samples live in two ``array('d')`` columns (16 bytes a sample) with a moving start index, so
+appending is amortised O(1), trimming is O(1) until a compaction, and range reads are two
+bisections. Staleness markers use Prometheus's special NaN bit pattern.
+"""
+
+from __future__ import annotations
+
+import math
+import struct
+from array import array
+from bisect import bisect_left, bisect_right
+from dataclasses import dataclass, field
+from enum import StrEnum
+
+from inferwatch.store.labels import Labels
+
+_STALE_BITS = 0x7FF0000000000002
+STALE_NAN: float = struct.unpack("<d", struct.pack("<Q", _STALE_BITS))[0]
+
+
+def is_stale(value: float) -> bool:
+    """True for a staleness marker (not for an ordinary NaN sample)."""
+    return math.isnan(value) and struct.pack("<d", value) == struct.pack("<Q", _STALE_BITS)
+
+
+class Kind(StrEnum):
+    COUNTER = "counter"
+    GAUGE = "gauge"
+
+
+@dataclass(slots=True, eq=False)
+class Series:
+    """Samples of one series, in strictly increasing time order."""
+
+    name: str
+    labels: Labels
+    kind: Kind
+    carry_forward: bool = False
+    ts: array[float] = field(default_factory=lambda: array("d"))
+    vs: array[float] = field(default_factory=lambda: array("d"))
+    start: int = 0
+
+    def __len__(self) -> int:
+        return len(self.ts) - self.start
+
+    def append(self, t: float, v: float) -> bool:
+        """Add a sample; an equal timestamp replaces the last value, an older one is refused."""
+        n = len(self.ts)
+        if n > self.start:
+            last = self.ts[n - 1]
+            if t < last:
+                return False
+            if t == last:
+                self.vs[n - 1] = v
+                return True
+        self.ts.append(t)
+        self.vs.append(v)
+        return True
+
+    def last(self) -> tuple[float, float] | None:
+        if len(self.ts) <= self.start:
+            return None
+        return self.ts[-1], self.vs[-1]
+
+    def last_real(self) -> tuple[float, float] | None:
+        """The newest sample that is not a staleness marker."""
+        for i in range(len(self.ts) - 1, self.start - 1, -1):
+            if not is_stale(self.vs[i]):
+                return self.ts[i], self.vs[i]
+        return None
+
+    def trim(self, before: float) -> None:
+        """Drop samples older than ``before``, always keeping the newest one."""
+        cut = bisect_left(self.ts, before, self.start, max(self.start, len(self.ts) - 1))
+        self.start = cut
+        if self.start > 64 and self.start * 2 > len(self.ts):
+            del self.ts[: self.start]
+            del self.vs[: self.start]
+            self.start = 0
+
+    def window(self, start: float, end: float) -> tuple[array[float], array[float]]:
+        """Samples with ``start <= t <= end`` (both ends inclusive, as Prometheus 2.42)."""
+        lo = bisect_left(self.ts, start, self.start)
+        hi = bisect_right(self.ts, end, lo)
+        return self.ts[lo:hi], self.vs[lo:hi]
+
+    def at_or_before(self, t: float) -> tuple[float, float] | None:
+        """The newest sample with timestamp ``<= t``."""
+        i = bisect_right(self.ts, t, self.start) - 1
+        if i < self.start:
+            return None
+        return self.ts[i], self.vs[i]
+
+    def samples(self) -> tuple[array[float], array[float]]:
+        return self.ts[self.start :], self.vs[self.start :]

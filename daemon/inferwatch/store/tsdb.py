@@ -1,0 +1,176 @@
+"""The in-memory series store every source writes into and every reader (rules, export) reads.
+
+All methods run on the event loop thread; nothing here blocks or does I/O. Counters written with
+:meth:`SeriesStore.inc` are *event counters*: the store carries their last value forward on every
+:meth:`SeriesStore.tick`, as if a scraper read them every evaluation tick, so ``increase()`` over a
+range sees a series that was born a moment ago and a quiet counter never goes stale.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable, Iterable, Iterator, Sequence
+from dataclasses import dataclass
+
+from inferwatch.clock import Clock
+from inferwatch.store.labels import NAME_LABEL, Labels, Matcher, MatchOp, label_value
+from inferwatch.store.series import STALE_NAN, Kind, Series, is_stale
+
+DEFAULT_RETENTION_S = 2 * 3600.0
+STALE_AFTER_S = 300.0
+
+ChangeListener = Callable[[str, Labels, float], None]
+
+
+@dataclass(frozen=True, slots=True)
+class MetricMeta:
+    """What the exporter needs to describe a metric family."""
+
+    name: str
+    kind: Kind
+    help: str
+
+
+class SeriesStore:
+    def __init__(
+        self,
+        clock: Clock,
+        retention_s: float = DEFAULT_RETENTION_S,
+        stale_after_s: float = STALE_AFTER_S,
+    ) -> None:
+        self.clock = clock
+        self.retention_s = retention_s
+        self.stale_after_s = stale_after_s
+        self._by_name: dict[str, dict[Labels, Series]] = {}
+        self._meta: dict[str, MetricMeta] = {}
+        self._carried: list[Series] = []
+        self._listeners: list[ChangeListener] = []
+        self.rejected_samples = 0
+
+    # -- metadata ---------------------------------------------------------------------------
+    def describe(self, name: str, kind: Kind, help_text: str) -> None:
+        self._meta[name] = MetricMeta(name, kind, help_text)
+
+    def meta(self, name: str) -> MetricMeta | None:
+        return self._meta.get(name)
+
+    def require_retention(self, seconds: float) -> None:
+        """Keep at least ``seconds`` of history (a rule with a longer range asks for it)."""
+        self.retention_s = max(self.retention_s, seconds)
+
+    # -- writing ----------------------------------------------------------------------------
+    def _series(self, name: str, labels: Labels, kind: Kind, carry: bool = False) -> Series:
+        family = self._by_name.setdefault(name, {})
+        s = family.get(labels)
+        if s is None:
+            s = Series(name, labels, kind, carry_forward=carry)
+            family[labels] = s
+            if carry:
+                self._carried.append(s)
+        return s
+
+    def _put(self, s: Series, t: float, v: float) -> None:
+        if not s.append(t, v):
+            self.rejected_samples += 1
+
+    def set(self, name: str, labels: Labels, value: float, t: float | None = None) -> None:
+        """Record a gauge reading."""
+        self._put(self._series(name, labels, Kind.GAUGE), self._t(t), float(value))
+
+    def set_counter(self, name: str, labels: Labels, value: float, t: float | None = None) -> None:
+        """Mirror a cumulative counter read from elsewhere (resets are the reader's business)."""
+        self._put(self._series(name, labels, Kind.COUNTER), self._t(t), float(value))
+
+    def inc(self, name: str, labels: Labels, delta: float = 1.0, t: float | None = None) -> float:
+        """Increment an event counter and tell the listeners; returns the new value."""
+        s = self._series(name, labels, Kind.COUNTER, carry=True)
+        last = s.last_real()
+        value = (last[1] if last else 0.0) + delta
+        when = self._t(t)
+        newest = s.last()
+        if newest is not None and when < newest[0]:
+            # An event older than what we hold (a late record): count it now, never rewrite history.
+            when = newest[0]
+        self._put(s, when, value)
+        for listener in self._listeners:
+            listener(name, labels, when)
+        return value
+
+    def mark_stale(self, name: str, labels: Labels, t: float | None = None) -> None:
+        """Say a series has ended (its GPU vanished, its engine stopped) with a staleness marker."""
+        s = self._by_name.get(name, {}).get(labels)
+        if s is not None and s.last() is not None and not is_stale(s.vs[-1]):
+            self._put(s, self._t(t), STALE_NAN)
+
+    def on_change(self, listener: ChangeListener) -> None:
+        """Call ``listener(name, labels, t)`` whenever an event counter moves."""
+        self._listeners.append(listener)
+
+    def tick(self, t: float | None = None) -> None:
+        """Carry event counters forward to ``t`` and apply retention."""
+        now = self._t(t)
+        for s in self._carried:
+            last = s.last()
+            if last is not None and last[0] < now and not is_stale(last[1]):
+                s.append(now, last[1])
+        self.trim(now)
+
+    def trim(self, now: float) -> None:
+        horizon = now - self.retention_s
+        for family in self._by_name.values():
+            for s in family.values():
+                s.trim(horizon)
+
+    # -- reading ----------------------------------------------------------------------------
+    def get(self, name: str, labels: Labels) -> Series | None:
+        return self._by_name.get(name, {}).get(labels)
+
+    def names(self) -> list[str]:
+        return sorted(self._by_name)
+
+    def family(self, name: str) -> Iterable[Series]:
+        return self._by_name.get(name, {}).values()
+
+    def all_series(self) -> Iterator[Series]:
+        for family in self._by_name.values():
+            yield from family.values()
+
+    def series_count(self) -> int:
+        return sum(len(f) for f in self._by_name.values())
+
+    def select(self, matchers: Sequence[Matcher]) -> list[Series]:
+        """Series matching every matcher (``__name__`` included), as a PromQL selector does."""
+        name_eq = [m.value for m in matchers if m.name == NAME_LABEL and m.op is MatchOp.EQ]
+        families = [self._by_name.get(name_eq[0], {})] if name_eq else self._by_name.values()
+        out: list[Series] = []
+        for family in families:
+            for s in family.values():
+                if all(
+                    m.matches(s.name if m.name == NAME_LABEL else label_value(s.labels, m.name))
+                    for m in matchers
+                ):
+                    out.append(s)
+        return out
+
+    def current(self, s: Series, now: float | None = None) -> float | None:
+        """The value to export now: the last sample unless stale or older than ``stale_after``."""
+        last = s.last()
+        if last is None or is_stale(last[1]):
+            return None
+        if self._t(now) - last[0] > self.stale_after_s:
+            return None
+        return last[1]
+
+    def _t(self, t: float | None) -> float:
+        if t is None:
+            return self.clock.time()
+        if math.isnan(t):
+            raise ValueError("sample timestamp is NaN")
+        return t
+
+    # -- snapshot support -------------------------------------------------------------------
+    def restore_series(self, s: Series) -> None:
+        family = self._by_name.setdefault(s.name, {})
+        family[s.labels] = s
+        if s.carry_forward:
+            self._carried.append(s)

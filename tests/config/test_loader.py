@@ -1,0 +1,123 @@
+"""Config loading: every problem located at PATH:LINE:COL with its field path."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from inferwatch.config.loader import load_config, parse_config
+from inferwatch.config.models import DEFAULT_LISTEN, Config
+from inferwatch.errors import ConfigError
+
+FIXTURES = Path(__file__).parents[1] / "fixtures" / "config"
+
+
+def problems(text: str) -> list[str]:
+    with pytest.raises(ConfigError) as info:
+        parse_config(text, "c.yaml")
+    return [str(p) for p in info.value.problems]
+
+
+def test_no_file_means_embedded_defaults() -> None:
+    cfg = load_config(None)
+    assert cfg.listen == DEFAULT_LISTEN == "127.0.0.1:9945"
+    assert cfg.kernel.source == "auto"
+    assert cfg.gpus.backend == "auto"
+    assert cfg.route.receiver == "console"
+    critical = cfg.route.routes[0]
+    assert critical.matchers == ['severity="critical"']
+    assert (critical.group_wait, critical.group_interval) == (0.0, 10.0)
+
+
+def test_good_fixture_loads() -> None:
+    cfg = load_config(FIXTURES / "conf.good.yml")
+    assert [e.name for e in cfg.engines] == ["flashnext", "lab"]
+    assert cfg.engines[0].log == ["/var/log/flashnext/pipeline.log"]
+    assert cfg.engines[0].scrape_interval == 5.0
+    assert cfg.kernel.alert_max_age == 600.0
+    assert cfg.engines[1].scrape_interval == 90.0  # "1m30s"
+
+
+def test_unknown_key_and_wrong_type_each_get_a_line() -> None:
+    path = FIXTURES / "conf.bad.yml"
+    with pytest.raises(ConfigError) as info:
+        load_config(path)
+    lines = [str(p) for p in info.value.problems]
+    assert f"{path}:3:1: bogus: unknown key" in lines
+    assert any(line.startswith(f"{path}:8:5: engines[1].kind: ") for line in lines), lines
+    assert any(line.startswith(f"{path}:9:5: engines[1].decode_anchor: ") for line in lines)
+    assert len(lines) == 3
+
+
+def test_error_inside_nested_list_and_unknown_nested_key() -> None:
+    text = "engines:\n  - name: a\n  - name: b\n    kindd: vllm\n"
+    assert problems(text) == ["c.yaml:4:5: engines[1].kindd: unknown key"]
+
+
+def test_missing_required_field_points_at_parent() -> None:
+    text = "engines:\n  - kind: vllm\n"
+    assert problems(text) == ["c.yaml:2:5: engines[0].name: required key is missing"]
+
+
+def test_yaml_syntax_error_is_located() -> None:
+    (line,) = problems("listen: [1, 2\nkernel: {}\n")
+    assert line.startswith("c.yaml:")
+    assert "YAML syntax" in line
+
+
+def test_duplicate_keys_are_reported() -> None:
+    assert problems("language: en\nlanguage: zh\n") == [
+        "c.yaml:2:1: language: duplicate key 'language'"
+    ]
+
+
+def test_non_mapping_document() -> None:
+    assert problems("- 1\n- 2\n") == [
+        "c.yaml:1:1: <root>: the config file must be a mapping of keys"
+    ]
+
+
+@pytest.mark.parametrize(
+    ("value", "seconds"),
+    [("10s", 10.0), ("1m30s", 90.0), ("250ms", 0.25), ("2h", 7200.0), (15, 15.0), ("0", 0.0)],
+)
+def test_durations(value: object, seconds: float) -> None:
+    cfg = parse_config(f"kernel:\n  alert_max_age: {value}\n", "c.yaml")
+    assert cfg.kernel.alert_max_age == seconds
+
+
+@pytest.mark.parametrize("value", ["10x", "ten", "-5", "1x", "true"])
+def test_bad_durations(value: str) -> None:
+    (line,) = problems(f"kernel:\n  alert_max_age: {value}\n")
+    assert line.startswith("c.yaml:2:3: kernel.alert_max_age: ")
+
+
+def test_cross_reference_errors() -> None:
+    (line,) = problems("route:\n  receiver: nobody\n")
+    assert "receiver 'nobody'" in line
+    (line,) = problems("engines:\n  - name: a\n  - name: a\n")
+    assert "unique" in line
+
+
+def test_fake_gpu_backend_needs_a_profile() -> None:
+    (line,) = problems("gpus:\n  backend: fake\n")
+    assert line.startswith("c.yaml:1:1: gpus: ")
+
+
+def test_unknown_integration_in_receiver() -> None:
+    (line,) = problems("receivers:\n  - name: x\n    smoke_signal_configs: [{}]\n")
+    assert line.startswith("c.yaml:2:5: receivers[0]: ")
+    assert "smoke_signal_configs" in line
+
+
+def test_unreadable_file(tmp_path: Path) -> None:
+    with pytest.raises(ConfigError) as info:
+        load_config(tmp_path / "missing.yaml")
+    assert "cannot read" in str(info.value)
+
+
+def test_empty_file_is_defaults(tmp_path: Path) -> None:
+    p = tmp_path / "empty.yaml"
+    p.write_text("")
+    assert load_config(p) == Config()

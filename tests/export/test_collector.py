@@ -1,0 +1,49 @@
+from __future__ import annotations
+
+import re
+
+from prometheus_client import generate_latest
+
+from inferwatch.clock import FakeClock
+from inferwatch.export.collector import StoreCollector
+from inferwatch.export.server import build_registry
+from inferwatch.store.labels import make_labels
+from inferwatch.store.series import Kind
+from inferwatch.store.tsdb import SeriesStore
+
+
+def render(store: SeriesStore, clock: FakeClock) -> str:
+    return generate_latest(build_registry(StoreCollector(store, clock))).decode()
+
+
+def test_families_are_built_fresh_and_stale_series_vanish() -> None:
+    clock = FakeClock(1000.0)
+    store = SeriesStore(clock)
+    store.describe("inferwatch_gpu_temperature_celsius", Kind.GAUGE, "GPU core temperature.")
+    store.describe("inferwatch_xid_errors_total", Kind.COUNTER, "Xid errors.")
+    store.set("inferwatch_gpu_temperature_celsius", make_labels({"gpu": "0"}), 61.0)
+    store.set("inferwatch_gpu_temperature_celsius", make_labels({"gpu": "1"}), 58.0)
+    store.inc("inferwatch_xid_errors_total", make_labels({"xid": "31"}))
+    text = render(store, clock)
+    assert "# TYPE inferwatch_gpu_temperature_celsius gauge" in text
+    assert 'inferwatch_gpu_temperature_celsius{gpu="0"} 61.0' in text
+    assert re.search(r"^# TYPE inferwatch_xid_errors(_total)? counter$", text, re.M)
+    assert 'inferwatch_xid_errors_total{xid="31"} 1.0' in text
+
+    clock.advance(200)
+    store.set("inferwatch_gpu_temperature_celsius", make_labels({"gpu": "1"}), 59.0)
+    clock.advance(150)  # gpu 0 unseen for 350 s: stale; gpu 1 seen 150 s ago
+    store.tick()
+    text = render(store, clock)
+    assert 'gpu="0"' not in text
+    assert 'inferwatch_gpu_temperature_celsius{gpu="1"} 59.0' in text
+    assert 'inferwatch_xid_errors_total{xid="31"} 1.0' in text  # event counters carry forward
+
+
+def test_family_without_live_series_is_omitted() -> None:
+    clock = FakeClock()
+    store = SeriesStore(clock)
+    store.describe("g", Kind.GAUGE, "x")
+    store.set("g", (), 1.0)
+    store.mark_stale("g", ())
+    assert "# TYPE g " not in render(store, clock)

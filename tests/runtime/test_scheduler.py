@@ -1,0 +1,106 @@
+from __future__ import annotations
+
+import asyncio
+from datetime import UTC, datetime
+
+from inferwatch.clock import FakeClock
+from inferwatch.runtime.scheduler import LiveScheduler, VirtualScheduler
+
+
+def test_virtual_interval_jobs_run_at_their_times() -> None:
+    clock = FakeClock(1000.0)
+    sched = VirtualScheduler(clock)
+    seen: list[tuple[str, float]] = []
+
+    async def a() -> None:
+        seen.append(("a", clock.time()))
+
+    async def b() -> None:
+        seen.append(("b", clock.time()))
+
+    sched.every("a", 10, a)
+    sched.every("b", 25, b)
+    ran = asyncio.run(sched.run_until(1050.0))
+    assert ran == len(seen) == 9
+    assert [t for n, t in seen if n == "a"] == [1000, 1010, 1020, 1030, 1040, 1050]
+    assert [t for n, t in seen if n == "b"] == [1000, 1025, 1050]
+    assert clock.time() == 1050.0
+
+
+def test_virtual_cron_fires_like_apscheduler() -> None:
+    start = datetime(2026, 11, 28, 23, 0, tzinfo=UTC).timestamp()
+    clock = FakeClock(start)
+    sched = VirtualScheduler(clock)
+    fired: list[str] = []
+
+    async def digest() -> None:
+        fired.append(datetime.fromtimestamp(clock.time(), UTC).isoformat())
+
+    sched.cron("morning", "0 8 * * *", digest)
+    asyncio.run(sched.run_until(start + 3 * 86400))
+    assert fired == [
+        "2026-11-29T08:00:00+00:00",
+        "2026-11-30T08:00:00+00:00",
+        "2026-12-01T08:00:00+00:00",
+    ]
+
+
+def test_failing_job_is_reported_and_keeps_running() -> None:
+    clock = FakeClock(0.0)
+    errors: list[str] = []
+    sched = VirtualScheduler(clock, on_error=lambda name, exc: errors.append(f"{name}:{exc}"))
+    runs = 0
+
+    async def flaky() -> None:
+        nonlocal runs
+        runs += 1
+        raise RuntimeError("boom")
+
+    sched.every("flaky", 1, flaky)
+    asyncio.run(sched.run_until(4.0))
+    assert runs == 5
+    assert errors == ["flaky:boom"] * 5
+
+
+def test_removed_job_stops() -> None:
+    clock = FakeClock(0.0)
+    sched = VirtualScheduler(clock)
+    runs: list[float] = []
+
+    async def job() -> None:
+        runs.append(clock.time())
+        if len(runs) == 2:
+            sched.remove("j")
+
+    sched.every("j", 1, job)
+    asyncio.run(sched.run_until(10.0))
+    assert runs == [0.0, 1.0]
+
+
+def test_live_scheduler_runs_a_job_and_never_overlaps_it() -> None:
+    async def scenario() -> tuple[int, int]:
+        sched = LiveScheduler()
+        running = 0
+        most = 0
+        done = asyncio.Event()
+        count = 0
+
+        async def slow() -> None:
+            nonlocal running, most, count
+            running += 1
+            most = max(most, running)
+            await asyncio.sleep(0.3)  # longer than the interval: runs must not pile up
+            running -= 1
+            count += 1
+            if count >= 2:
+                done.set()
+
+        sched.every("slow", 0.05, slow)
+        sched.start()
+        await asyncio.wait_for(done.wait(), 10)
+        sched.shutdown()
+        return most, count
+
+    most, count = asyncio.run(scenario())
+    assert most == 1
+    assert count >= 2

@@ -1,0 +1,96 @@
+from __future__ import annotations
+
+from inferwatch.clock import FakeClock
+from inferwatch.store.labels import Matcher, make_labels
+from inferwatch.store.series import Kind
+from inferwatch.store.tsdb import SeriesStore
+
+
+def store() -> tuple[SeriesStore, FakeClock]:
+    clock = FakeClock(1000.0)
+    return SeriesStore(clock), clock
+
+
+def test_labels_are_normalised() -> None:
+    assert make_labels({"b": "2", "a": "1", "empty": ""}) == (("a", "1"), ("b", "2"))
+
+
+def test_gauge_goes_stale_after_five_minutes() -> None:
+    st, clock = store()
+    st.set("g", make_labels({"gpu": "0"}), 42.0)
+    s = st.get("g", make_labels({"gpu": "0"}))
+    assert s is not None
+    clock.advance(300)
+    assert st.current(s) == 42.0  # exactly 5 min: still fresh
+    clock.advance(1)
+    assert st.current(s) is None
+
+
+def test_mark_stale_hides_at_once() -> None:
+    st, _ = store()
+    labels = make_labels({"gpu": "1"})
+    st.set("g", labels, 1.0)
+    st.mark_stale("g", labels)
+    s = st.get("g", labels)
+    assert s is not None and st.current(s) is None
+
+
+def test_event_counter_carries_forward_and_never_goes_stale() -> None:
+    st, clock = store()
+    seen: list[str] = []
+    st.on_change(lambda name, labels, t: seen.append(name))
+    labels = make_labels({"xid": "79"})
+    assert st.inc("xid_total", labels) == 1.0
+    assert seen == ["xid_total"]
+    for _ in range(600):
+        clock.advance(1)
+        st.tick()
+    s = st.get("xid_total", labels)
+    assert s is not None
+    assert st.current(s) == 1.0
+    ts, vs = s.window(clock.time() - 10, clock.time())
+    assert len(ts) == 11 and set(vs) == {1.0}
+    assert st.inc("xid_total", labels) == 2.0
+
+
+def test_late_event_is_counted_now_not_in_the_past() -> None:
+    st, clock = store()
+    st.inc("c_total", (), t=clock.time())
+    st.inc("c_total", (), t=clock.time() - 100)  # an older record read late
+    s = st.get("c_total", ())
+    assert s is not None
+    assert list(s.samples()[1]) == [2.0]
+
+
+def test_select_with_matchers() -> None:
+    st, _ = store()
+    for gpu in ("0", "1", "10"):
+        st.set("temp", make_labels({"gpu": gpu}), 50.0)
+    st.set("power", make_labels({"gpu": "0"}), 300.0)
+    got = st.select([Matcher.of("__name__", "=", "temp"), Matcher.of("gpu", "=~", "1.*")])
+    assert sorted(s.labels for s in got) == [(("gpu", "1"),), (("gpu", "10"),)]
+    got = st.select([Matcher.of("__name__", "=~", "temp|power"), Matcher.of("gpu", "=", "0")])
+    assert sorted(s.name for s in got) == ["power", "temp"]
+    # An absent label matches the empty string, as in Prometheus.
+    assert len(st.select([Matcher.of("__name__", "=", "temp"), Matcher.of("x", "=", "")])) == 3
+
+
+def test_retention_trims_old_samples() -> None:
+    st, clock = store()
+    st.retention_s = 60
+    for _ in range(120):
+        st.set("g", (), 1.0)
+        clock.advance(1)
+    st.trim(clock.time())
+    s = st.get("g", ())
+    assert s is not None
+    assert s.samples()[0][0] >= clock.time() - 60
+    st.require_retention(3600)
+    assert st.retention_s == 3600
+
+
+def test_describe() -> None:
+    st, _ = store()
+    st.describe("g", Kind.GAUGE, "a gauge")
+    meta = st.meta("g")
+    assert meta is not None and meta.help == "a gauge"
