@@ -26,6 +26,7 @@ from inferwatch.errors import ConfigError
 from inferwatch.export.collector import StoreCollector
 from inferwatch.export.server import ExportServer, build_registry
 from inferwatch.logsetup import get_logger
+from inferwatch.model import Event
 from inferwatch.runtime.blocking import BlockingPool
 from inferwatch.runtime.scheduler import LiveScheduler
 from inferwatch.runtime.sdnotify import Notifier
@@ -67,7 +68,7 @@ class Daemon:
         self.pool = BlockingPool()
         self.supervisor = Supervisor(self.telemetry, clock)
         self.bus = Bus(self.telemetry)
-        self.dispatcher = Dispatcher(self.store, self.telemetry)
+        self.dispatcher = Dispatcher(self.store, self.telemetry, self._store_events)
         self.scheduler = LiveScheduler(on_error=self._job_failed)
         self.events: EventLog | None = None
         self.server: ExportServer | None = None
@@ -247,6 +248,10 @@ class Daemon:
             loop.add_signal_handler(sig, self.request_stop)
         with contextlib.suppress(NotImplementedError):
             loop.add_signal_handler(signal.SIGHUP, self.request_reload)
+
+    async def _store_events(self, events: list[Event]) -> None:
+        if self.events is not None and events:
+            await self.pool.run(IO_TIMEOUT_S, self.events.add_many, events)
 
     # -- read side --------------------------------------------------------------------------
     async def _query_events(self, **kwargs: Any) -> list[dict[str, Any]]:

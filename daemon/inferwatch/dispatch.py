@@ -8,19 +8,24 @@ from __future__ import annotations
 
 from collections.abc import Awaitable, Callable
 
-from inferwatch.model import LineRecord, Record, SampleBatch
+from inferwatch.model import Event, Gap, LineRecord, Record, SampleBatch
+from inferwatch.store.labels import make_labels
 from inferwatch.store.series import Kind
 from inferwatch.store.tsdb import SeriesStore
 from inferwatch.telemetry import Telemetry
 
 LineHandler = Callable[[LineRecord], Awaitable[None]]
+EventSink = Callable[[list[Event]], Awaitable[None]]
+MISSED = "inferwatch_kernel_log_records_missed_total"
 
 
 class Dispatcher:
-    def __init__(self, store: SeriesStore, telemetry: Telemetry) -> None:
+    def __init__(self, store: SeriesStore, telemetry: Telemetry, events: EventSink) -> None:
         self.store = store
         self.telemetry = telemetry
+        self.events = events
         self._line_handlers: dict[str, LineHandler] = {}
+        store.describe(MISSED, Kind.COUNTER, "Log records a source knows it missed (ring overrun).")
 
     def on_lines(self, source: str, handler: LineHandler) -> None:
         self._line_handlers[source] = handler
@@ -28,6 +33,8 @@ class Dispatcher:
     async def __call__(self, record: Record) -> None:
         if isinstance(record, SampleBatch):
             self._apply_samples(record)
+        elif isinstance(record, Gap):
+            await self._apply_gap(record)
         else:
             handler = self._line_handlers.get(record.source)
             if handler is not None:
@@ -45,3 +52,10 @@ class Dispatcher:
         for name, labels in batch.stale:
             self.store.mark_stale(name, labels, batch.at)
         self.telemetry.records(batch.source)
+
+    async def _apply_gap(self, gap: Gap) -> None:
+        self.store.inc(MISSED, make_labels({"source": gap.source}), float(gap.missed), gap.at)
+        kind = "kernel_gap" if gap.source == "kernel" else "gap"
+        key = f"{gap.source}:gap:{gap.at:.6f}:{gap.missed}"
+        details = {"missed": gap.missed, "reason": gap.reason}
+        await self.events([Event(kind, gap.at, gap.source, key, details=details)])

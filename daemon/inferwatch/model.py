@@ -22,6 +22,18 @@ class LineRecord:
     text: str
     read_at: float
     ack: Ack | None = field(default=None, compare=False, repr=False)
+    mono_at: float | None = None  # the monotonic clock at read time (maps kernel time to wall)
+
+
+@dataclass(frozen=True, slots=True)
+class Gap:
+    """Records a source knows it missed (a kernel ring overrun, a vacuumed journal)."""
+
+    source: str
+    missed: int
+    at: float
+    reason: str
+    ack: Ack | None = field(default=None, compare=False, repr=False)
 
 
 @dataclass(frozen=True, slots=True)
@@ -43,7 +55,7 @@ class SampleBatch:
     ack: Ack | None = field(default=None, compare=False, repr=False)
 
 
-Record = LineRecord | SampleBatch
+Record = LineRecord | SampleBatch | Gap
 
 
 @dataclass(frozen=True, slots=True)

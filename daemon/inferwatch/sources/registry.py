@@ -5,6 +5,7 @@ Adding a source = one module + one line in :data:`FACTORIES` + its tests.
 
 from __future__ import annotations
 
+import os
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
@@ -16,6 +17,8 @@ from inferwatch.runtime.blocking import BlockingPool
 from inferwatch.sources.base import PolledSource, Source
 from inferwatch.sources.gpu_readings import GPU_HELP, GpuReading
 from inferwatch.sources.gpus import GpuSource, NvmlReader, read_fake_profile
+from inferwatch.sources.kmsg import KmsgSource, read_boot_id
+from inferwatch.sources.unavailable import Unavailable
 from inferwatch.store.events import EventLog
 from inferwatch.store.series import Kind
 from inferwatch.store.tsdb import SeriesStore
@@ -68,7 +71,33 @@ def build_gpus(ctx: BuildContext) -> Built:
     return Built(polled=[GpuSource(reader, ctx.clock, run_blocking, cfg.interval)])
 
 
+def build_kernel(ctx: BuildContext) -> Built:
+    cfg = ctx.config.kernel
+    if cfg.source == "off":
+        return Built(disabled=["kernel (kernel.source: off)"])
+    kmsg = ctx.config.paths.kmsg
+    reasons: list[str] = []
+    if cfg.source in ("auto", "kmsg"):
+        if os.access(kmsg, os.R_OK):
+            boot_id = read_boot_id(ctx.config.paths.proc)
+            source = KmsgSource(
+                kmsg, ctx.clock, boot_id=boot_id, checkpoint=ctx.checkpoints.get("kernel")
+            )
+            return Built(sources=[source])
+        reasons.append(f"{kmsg} is not readable (needs root or CAP_SYSLOG)")
+    if cfg.source in ("auto", "journald"):
+        reasons.append("the journald reader is not available in this version")
+    if cfg.source in ("auto", "file"):
+        reasons.append(
+            f"kernel.path {cfg.path} is not followed yet in this version"
+            if cfg.path
+            else "no kernel.path configured"
+        )
+    return Built(sources=[Unavailable("kernel", "no kernel log readable: " + "; ".join(reasons))])
+
+
 FACTORIES: dict[str, Callable[[BuildContext], Built]] = {
+    "kernel": build_kernel,
     "gpus": build_gpus,
 }
 
