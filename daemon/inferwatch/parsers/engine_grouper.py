@@ -1,0 +1,206 @@
+"""Group a traceback block's lines into one crash event (reference/engine.md 5.1 "Grouping").
+
+The pure parser marks every exception line as a crash candidate; a Python traceback, though, is
+one event: its final exception line is the root cause, and the File/code lines, the CUDA hint
+lines and chained-exception headers around it are not new crashes. `TracebackGrouper` is fed the
+records of one log stream in order and keeps one open block per emitting process (wrapper
+service, process tag name and pid), so interleaved processes do not mix. A block opens on a
+traceback header, an exception line, an incident anchor (`EngineCore encountered a fatal
+error.`, `failed to start`, `output_handler failed`, `died unexpectedly`) or a request error,
+and closes on the next unrelated line of the same process, a little after its final exception
+line, after too many unrelated lines, or on `flush()`. Blocks with neither an exception line nor
+an anchor (stray fragments) produce nothing. No I/O and no clock: call `flush()` at the end of
+input, or when the stream has been idle for a while.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import ClassVar, Literal
+
+from inferwatch.parsers.engine_prefix import LinePrefix
+from inferwatch.parsers.engine_records import (
+    CRASH_SIGNATURES,
+    FAULT_SIGNATURES,
+    EngineCrash,
+    EngineRecord,
+    OtherLine,
+)
+
+__all__ = ["TracebackGroup", "TracebackGrouper"]
+
+_Key = tuple[str | None, str | None, int | None]
+_Part = Literal["opener", "header", "chain", "cont", "exc"]
+
+# Crash lines that announce an incident rather than state its cause.
+_OPENERS = frozenset({"fatal_error", "startup_failed", "output_handler_failed", "engine_died"})
+_CHAIN = ("The above exception was the direct cause", "During handling of the above exception")
+_HEADERS = ("Traceback (most recent call last)", "Process ", "Exception in ")
+
+
+@dataclass(frozen=True, slots=True)
+class TracebackGroup:
+    """One traceback block: `signature` is the most specific crash signature in it (the final
+    exception line's unless an earlier line named a specific fault), else the opener's, else
+    "exception"; `root_cause` the final exception line's message; `incident` whether it means
+    the engine died (see `engine_records.FAULT_SIGNATURES`), as opposed to a request error."""
+
+    type: ClassVar[Literal["engine_crash"]] = "engine_crash"
+    prefix: LinePrefix
+    first_line: int
+    last_line: int
+    line_count: int
+    opener: str | None
+    signature: str
+    exception: str | None
+    root_cause: str | None
+    incident: bool
+
+    def to_dict(self) -> dict[str, object]:
+        return {
+            "type": self.type, "signature": self.signature, "exception": self.exception,
+            "root_cause": self.root_cause, "opener": self.opener, "incident": self.incident,
+            "line": self.first_line, "last_line": self.last_line, "line_count": self.line_count,
+            "prefix": self.prefix.to_dict(),
+        }  # fmt: skip
+
+
+@dataclass(slots=True)
+class _Block:
+    prefix: LinePrefix
+    first_line: int
+    last_line: int
+    opener: str | None = None
+    final: EngineCrash | None = None
+    specific: str | None = None
+    count: int = 0
+    complete: bool = False
+    want_traceback: bool = False
+    gap: int = 0
+
+    def add(self, part: _Part, record: EngineRecord, line_no: int) -> None:
+        self.count += 1
+        self.last_line = line_no
+        self.gap = 0
+        if part == "chain":
+            self.complete = False
+            self.want_traceback = True
+        elif part == "header":
+            self.want_traceback = False
+        elif part == "exc" and isinstance(record, EngineCrash):
+            self.final = record
+            self.complete = True
+            self.want_traceback = False
+            if record.signature != "exception":
+                self.specific = record.signature
+
+    def result(self) -> TracebackGroup | None:
+        opener_sig = self.opener if self.opener in CRASH_SIGNATURES else None
+        if self.final is None and opener_sig is None:
+            return None  # a stray fragment, or a request error without its exception
+        final_sig = self.final.signature if self.final is not None else None
+        if final_sig is not None and final_sig != "exception":
+            signature = final_sig
+        else:
+            signature = self.specific or opener_sig or "exception"
+        incident = (
+            signature in FAULT_SIGNATURES
+            or (self.opener is not None and self.opener != "request_error")
+            or (signature == "assertion" and self.opener is None)
+        )
+        return TracebackGroup(
+            prefix=self.prefix,
+            first_line=self.first_line,
+            last_line=self.last_line,
+            line_count=self.count,
+            opener=self.opener,
+            signature=signature,
+            exception=self.final.exception if self.final is not None else None,
+            root_cause=self.final.message if self.final is not None else None,
+            incident=incident,
+        )
+
+
+def _part(record: EngineRecord | None) -> _Part | None:
+    if isinstance(record, EngineCrash):
+        if record.exception is None and record.signature in _OPENERS:
+            return "opener"
+        return "exc"
+    if isinstance(record, OtherLine):
+        if record.kind == "request_error":
+            return "opener"
+        if record.kind == "cuda_error_detail":
+            return "cont"
+        if record.kind == "traceback":
+            if record.text.startswith(_CHAIN):
+                return "chain"
+            return "header" if record.text.startswith(_HEADERS) else "cont"
+    return None
+
+
+class TracebackGrouper:
+    """Feed records (or lines) in log order; collect the finished groups each call returns."""
+
+    def __init__(self, *, settle_lines: int = 2, max_gap: int = 50, max_lines: int = 2000) -> None:
+        self._open: dict[_Key, _Block] = {}
+        self._settle = settle_lines
+        self._max_gap = max_gap
+        self._max_lines = max_lines
+
+    def feed(self, record: EngineRecord | None, line_no: int = 0) -> list[TracebackGroup]:
+        """Take the next record of the stream (None for a line that parsed to nothing)."""
+        out: list[TracebackGroup] = []
+        part = _part(record)
+        key: _Key | None = None
+        if record is not None:
+            key = (record.prefix.service, record.prefix.proc, record.prefix.pid)
+        for other_key in list(self._open):
+            if other_key == key:
+                continue
+            waiting = self._open[other_key]
+            waiting.gap += 1
+            if (waiting.complete and waiting.gap >= self._settle) or waiting.gap >= self._max_gap:
+                self._close(other_key, out)
+        if record is None or key is None:
+            return out
+        if part is None:
+            self._close(key, out)
+            return out
+        block = self._open.get(key)
+        if block is not None and self._starts_new(block, part):
+            self._close(key, out)
+            block = None
+        if block is None:
+            block = _Block(record.prefix, line_no, line_no)
+            if part == "opener":
+                block.opener = (
+                    record.signature if isinstance(record, EngineCrash) else "request_error"
+                )
+                block.want_traceback = True
+            self._open[key] = block
+        block.add(part, record, line_no)
+        if block.count >= self._max_lines:
+            self._close(key, out)
+        return out
+
+    def flush(self) -> list[TracebackGroup]:
+        """Close every open block (end of input, or the stream went quiet)."""
+        out: list[TracebackGroup] = []
+        for key in list(self._open):
+            self._close(key, out)
+        return out
+
+    @staticmethod
+    def _starts_new(block: _Block, part: _Part) -> bool:
+        if part == "opener":
+            return True
+        if part == "header":
+            return block.complete and not block.want_traceback
+        return False
+
+    def _close(self, key: _Key, out: list[TracebackGroup]) -> None:
+        block = self._open.pop(key, None)
+        if block is not None:
+            group = block.result()
+            if group is not None:
+                out.append(group)

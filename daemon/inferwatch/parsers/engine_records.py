@@ -1,0 +1,337 @@
+"""The typed records an engine log line parses to (issue "Engine pipeline").
+
+Every record carries `type` (a class constant), the line's `prefix`, and its own typed fields;
+`to_dict()` gives the field names of shared/corpus/engine-lines.expect.jsonl and replay's JSON
+lines (DESIGN.md section 4). Units: rates in percent (`*_pct`), throughputs in tokens/s, memory in
+GiB, durations in the unit the field name says. A value the line does not carry is None.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, fields
+from typing import ClassVar, Literal, TypeAlias
+
+from inferwatch.parsers.engine_prefix import LinePrefix
+
+__all__ = [
+    "CRASH_SIGNATURES",
+    "FAULT_SIGNATURES",
+    "INCIDENT_SIGNATURES",
+    "OTHER_KINDS",
+    "AccessLog",
+    "EngineCrash",
+    "EngineRecord",
+    "EngineStats",
+    "OtherLine",
+    "SpecDecode",
+    "StartupFact",
+    "to_float",
+    "to_int",
+]
+
+CRASH_SIGNATURES = frozenset(
+    {
+        "fatal_error", "startup_failed", "output_handler_failed", "engine_dead", "engine_died",
+        "illegal_memory_access", "cuda_oom", "npu_oom", "nccl", "iteration_timeout",
+        "assertion", "exception",
+    }
+)  # fmt: skip
+"""Every `EngineCrash.signature` (shared/corpus/README.md)."""
+
+INCIDENT_SIGNATURES = frozenset(
+    {"fatal_error", "startup_failed", "engine_died", "output_handler_failed", "engine_dead"}
+)
+"""Signatures that open one crash incident (engine.md 5.1 "Grouping"); others are root causes."""
+
+FAULT_SIGNATURES = INCIDENT_SIGNATURES | {
+    "illegal_memory_access", "cuda_oom", "npu_oom", "nccl", "iteration_timeout",
+}  # fmt: skip
+"""Signatures that mean the engine is dead or dying wherever they appear."""
+
+OTHER_KINDS = frozenset(
+    {
+        "traceback", "cuda_error_detail", "heartbeat", "teardown", "server_shutdown",
+        "crash_dump", "request_error", "shm_broadcast_wait", "warning", "foreign_format",
+    }
+)  # fmt: skip
+
+
+def to_float(text: str) -> float | None:
+    """The leading number of `6335.3 tokens/s`, `62.8%`, `2.48x`, `2,042,016`; None when there
+    is none or it is not finite (a printed `nan` means nothing was measured: unknown)."""
+    token = text.strip().split(" ", 1)[0].rstrip("%x").replace(",", "")
+    try:
+        value = float(token)
+    except ValueError:
+        return None
+    return value if math.isfinite(value) else None
+
+
+def to_int(text: str) -> int | None:
+    """The leading integer of `9 reqs`, `495 tokens`, `2,042,016`; None when there is none."""
+    token = text.strip().split(" ", 1)[0].replace(",", "")
+    try:
+        return int(token)
+    except ValueError:
+        return None
+
+
+def _listify(value: object) -> object:
+    return list(value) if isinstance(value, tuple) else value
+
+
+@dataclass(frozen=True, slots=True)
+class EngineStats:
+    """A periodic stats line: vLLM V0/V1 "Avg prompt throughput …" or SGLang Decode/Prefill batch.
+
+    `format` is "vllm_v1", "vllm_v0", "sglang_decode", "sglang_prefill", or "vllm_v0_prefix_cache"
+    for V0's separate `Prefix cache hit rate: GPU: x%, CPU: y%` line, which belongs to the stats
+    line just before it (see `vllm.attach_v0_prefix_cache`). `waiting` is V1 Waiting, V0 Pending,
+    SGLang `#queue-req`. `kv_usage_pct` is percent (SGLang `token usage` x 100). `dp_rank` is the
+    index in `Engine NNN:`; `aggregated_engines` the N of `N Engines Aggregated:` (sums/means).
+    """
+
+    type: ClassVar[Literal["engine_stats"]] = "engine_stats"
+    prefix: LinePrefix
+    format: str
+    dp_rank: int | None = None
+    prompt_tps: float | None = None
+    gen_tps: float | None = None
+    running: int | None = None
+    waiting: int | None = None
+    kv_usage_pct: float | None = None
+    prefix_cache_hit_pct: float | None = None
+    swapped: int | None = None
+    cpu_kv_usage_pct: float | None = None
+    cpu_prefix_cache_hit_pct: float | None = None
+    deferred: int | None = None
+    preemptions: int | None = None
+    corrupted: int | None = None
+    external_prefix_cache_hit_pct: float | None = None
+    mm_cache_hit_pct: float | None = None
+    aggregated_engines: int | None = None
+    token_usage: float | None = None
+    tokens_in_use: int | None = None
+    mal: float | None = None
+    accept_rate: float | None = None
+    cuda_graph: bool | None = None
+    new_seqs: int | None = None
+    new_tokens: int | None = None
+    cached_tokens: int | None = None
+    retracted_reqs: int | None = None
+    prealloc_reqs: int | None = None
+    transfer_reqs: int | None = None
+    prealloc_usage: float | None = None
+
+    def to_dict(self) -> dict[str, object]:
+        out: dict[str, object] = {"type": self.type, "format": self.format}
+        always = _STATS_ALWAYS.get(self.format, _STATS_CORE)
+        for name in _STATS_FIELDS:
+            value = getattr(self, name)
+            if value is not None or name in always:
+                out[name] = value
+        out["prefix"] = self.prefix.to_dict()
+        return out
+
+
+_STATS_CORE = (
+    "dp_rank", "prompt_tps", "gen_tps", "running", "waiting", "kv_usage_pct",
+    "prefix_cache_hit_pct",
+)  # fmt: skip
+_STATS_ALWAYS: dict[str, tuple[str, ...]] = {
+    "vllm_v0": (*_STATS_CORE, "swapped", "cpu_kv_usage_pct"),
+    "sglang_decode": (*_STATS_CORE, "token_usage", "tokens_in_use", "mal", "accept_rate",
+                      "cuda_graph"),
+    "sglang_prefill": (*_STATS_CORE, "token_usage", "new_seqs", "new_tokens", "cached_tokens",
+                       "cuda_graph"),
+}  # fmt: skip
+_STATS_FIELDS = tuple(f.name for f in fields(EngineStats) if f.name not in ("prefix", "format"))
+
+
+@dataclass(frozen=True, slots=True)
+class SpecDecode:
+    """A speculative-decoding line (engine.md section 3), every generation in one shape.
+
+    `format`: "vllm_v1_gen3", "vllm_v1_gen2", "vllm_v1_transitional", "vllm_v1_gen1",
+    "vllm_v1_early", "vllm_v0", or "llamacpp" (one request's `draft acceptance rate = …`).
+    `mal` as printed (V0: emitted / (drafted / k), 2 decimals; None where the line does not allow
+    it). `draft_acceptance_pct` always percent; a printed `nan` becomes None, as does a
+    per-position list containing `nan`. The tokens/s fields are diluted across idle gaps: use the
+    counts. `cumulative` is true for V0, whose counts run since engine start.
+    """
+
+    type: ClassVar[Literal["spec_decode"]] = "spec_decode"
+    prefix: LinePrefix
+    format: str
+    mal: float | None = None
+    accepted: int | None = None
+    drafted: int | None = None
+    per_position: tuple[float, ...] | None = None
+    k: int | None = None
+    draft_acceptance_pct: float | None = None
+    accepted_tps: float | None = None
+    drafted_tps: float | None = None
+    cumulative: bool = False
+    emitted: int | None = None
+    system_efficiency: float | None = None
+
+    def to_dict(self) -> dict[str, object]:
+        out: dict[str, object] = {"type": self.type, "format": self.format}
+        for name in _SPEC_FIELDS:
+            value = getattr(self, name)
+            if value is not None or name not in ("emitted", "system_efficiency"):
+                out[name] = _listify(value)
+        out["prefix"] = self.prefix.to_dict()
+        return out
+
+
+_SPEC_FIELDS = tuple(f.name for f in fields(SpecDecode) if f.name not in ("prefix", "format"))
+
+
+@dataclass(frozen=True, slots=True)
+class EngineCrash:
+    """A crash or fault line (engine.md section 5); `signature` is one of CRASH_SIGNATURES.
+
+    `exception` is the class exactly as printed when the line is an `Exception: message` line;
+    `message` the text after it (or the whole message), cut to a bounded length. A crash line
+    on its own is a candidate: `TracebackGrouper` makes incidents of blocks.
+    """
+
+    type: ClassVar[Literal["engine_crash"]] = "engine_crash"
+    prefix: LinePrefix
+    signature: str
+    exception: str | None = None
+    message: str = ""
+    gpu: int | None = None
+    rank: int | None = None
+    timeout_ms: int | None = None
+    ran_for_ms: int | None = None
+    engine_proc: str | None = None
+    max_seq_len: int | None = None
+    kv_cache_tokens: int | None = None
+
+    def to_dict(self) -> dict[str, object]:
+        out: dict[str, object] = {"type": self.type, "signature": self.signature}
+        for name in _CRASH_FIELDS:
+            value = getattr(self, name)
+            if value is not None:
+                out[name] = value
+        out["prefix"] = self.prefix.to_dict()
+        return out
+
+
+_CRASH_FIELDS = tuple(f.name for f in fields(EngineCrash) if f.name not in ("prefix", "signature"))
+
+
+@dataclass(frozen=True, slots=True)
+class StartupFact:
+    """A start-up fact (engine.md section 6); `event` names it, the fields it carries are set.
+
+    `STARTUP_FIELDS[event]` lists them (shared/corpus/README.md "startup"). Numbers are in the
+    units printed: GiB, seconds, milliseconds, tokens; thousands separators removed.
+    """
+
+    type: ClassVar[Literal["startup"]] = "startup"
+    prefix: LinePrefix
+    event: str
+    kv_cache_tokens: int | None = None
+    max_concurrency: float | None = None
+    tokens_per_request: int | None = None
+    num_gpu_blocks: int | None = None
+    num_cpu_blocks: int | None = None
+    dp_rank: int | None = None
+    kv_cache_memory_gib: float | None = None
+    total_gpu_memory_gib: float | None = None
+    gpu_memory_utilization: float | None = None
+    seconds: float | None = None
+    memory_gib: float | None = None
+    milliseconds: float | None = None
+    version: str | None = None
+    model: str | None = None
+    url: str | None = None
+    route: str | None = None
+    methods: tuple[str, ...] | None = None
+    tasks: tuple[str, ...] | None = None
+    path: str | None = None
+    pid: int | None = None
+
+    def to_dict(self) -> dict[str, object]:
+        out: dict[str, object] = {"type": self.type, "event": self.event}
+        always = STARTUP_FIELDS.get(self.event, ())
+        for name in _STARTUP_FIELDS:
+            value = getattr(self, name)
+            if value is not None or name in always:
+                out[name] = _listify(value)
+        out["prefix"] = self.prefix.to_dict()
+        return out
+
+
+STARTUP_FIELDS: dict[str, tuple[str, ...]] = {
+    "kv_cache_size": ("kv_cache_tokens",),
+    "max_concurrency": ("max_concurrency", "tokens_per_request"),
+    "gpu_blocks": ("num_gpu_blocks", "num_cpu_blocks"),
+    "cache_config_info": ("dp_rank", "num_gpu_blocks"),
+    "kv_cache_memory": ("kv_cache_memory_gib",),
+    "memory_profile": ("total_gpu_memory_gib", "kv_cache_memory_gib", "gpu_memory_utilization"),
+    "torch_compile": ("seconds",),
+    "init_engine": ("seconds",),
+    "graph_capture": ("seconds", "memory_gib"),
+    "model_loading": ("seconds", "memory_gib"),
+    "version": ("version",),
+    "engine_config": ("model",),
+    "api_server_starting": ("url",),
+    "route": ("route", "methods"),
+    "supported_tasks": ("tasks",),
+    "prometheus_multiproc_dir": ("path",),
+    "server_process_started": ("pid",),
+    "chat_template_warmup": ("milliseconds",),
+    "routes_header": (),
+    "waiting_app_startup": (),
+    "app_startup_complete": (),
+    "engine_core_ready": (),
+    "engine_waiting_frontend": (),
+    "server_ready": (),
+}
+"""Start-up events and the fields each one always carries (null when the line lacks one)."""
+
+_STARTUP_FIELDS = tuple(f.name for f in fields(StartupFact) if f.name not in ("prefix", "event"))
+
+
+@dataclass(frozen=True, slots=True)
+class AccessLog:
+    """A uvicorn access line: `<ip>:<port> - "<METHOD> <path> HTTP/<ver>" <status> <reason>`."""
+
+    type: ClassVar[Literal["access"]] = "access"
+    prefix: LinePrefix
+    client: str
+    method: str
+    path: str
+    status: int
+
+    def to_dict(self) -> dict[str, object]:
+        return {
+            "type": self.type, "client": self.client, "method": self.method, "path": self.path,
+            "status": self.status, "prefix": self.prefix.to_dict(),
+        }  # fmt: skip
+
+
+@dataclass(frozen=True, slots=True)
+class OtherLine:
+    """A recognised line that is none of the above; `kind` is one of OTHER_KINDS.
+
+    `text` is the message body (bounded), kept for grouping; it is not part of `to_dict()`.
+    """
+
+    type: ClassVar[Literal["other"]] = "other"
+    prefix: LinePrefix
+    kind: str
+    text: str = ""
+
+    def to_dict(self) -> dict[str, object]:
+        return {"type": self.type, "kind": self.kind, "prefix": self.prefix.to_dict()}
+
+
+EngineRecord: TypeAlias = (
+    EngineStats | SpecDecode | EngineCrash | StartupFact | AccessLog | OtherLine
+)
