@@ -172,7 +172,13 @@ class Daemon:
     def _start_sources(self) -> None:
         assert self.events is not None
         ctx = BuildContext(
-            self.config, self.clock, self.pool, self.store, self.events, self.checkpoints
+            self.config,
+            self.clock,
+            self.pool,
+            self.store,
+            self.events,
+            self.checkpoints,
+            self._store_events,
         )
         self.built = build_all(ctx)
         for name in self.built.disabled:
@@ -226,6 +232,8 @@ class Daemon:
 
     async def _tick(self) -> None:
         self.store.tick()
+        for tick in self.built.ticks:
+            await tick()
         self.telemetry.store_size()
 
     async def _prune_events(self) -> None:

@@ -12,8 +12,7 @@ def shipped_rules_dir() -> Path:
     installed = _PACKAGE / "_data" / "rules"
     if installed.is_dir():
         return installed
-    checkout = _PACKAGE.parents[1] / "rules"
-    return checkout
+    return _PACKAGE.parents[1] / "rules"
 
 
 def expand_builtin(pattern: str) -> str:

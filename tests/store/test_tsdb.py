@@ -94,3 +94,19 @@ def test_describe() -> None:
     st.describe("g", Kind.GAUGE, "a gauge")
     meta = st.meta("g")
     assert meta is not None and meta.help == "a gauge"
+
+
+def test_baseline_increment_looks_old_to_rules() -> None:
+    st, clock = store()
+    labels = make_labels({"xid": "79"})
+    assert st.inc_baseline("old_total", labels, 1.0) == 1.0
+    s = st.get("old_total", labels)
+    assert s is not None and s.carry_forward
+    now = clock.time()
+    # Five minutes ago the series already had its value: no increase, no "new series".
+    before = s.at_or_before(now - 300)
+    assert before is not None and before[1] == 1.0 and now - 300 - before[0] <= 30
+    ts, vs = s.window(now - 300, now)
+    assert set(vs) == {1.0} and len(ts) >= 10
+    # Once it exists, later old events count normally.
+    assert st.inc_baseline("old_total", labels, 1.0) == 2.0

@@ -6,17 +6,20 @@ Adding a source = one module + one line in :data:`FACTORIES` + its tests.
 from __future__ import annotations
 
 import os
-from collections.abc import Callable
+import shutil
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from typing import Any
 
 from inferwatch.clock import Clock
 from inferwatch.config.models import Config
-from inferwatch.dispatch import LineHandler
+from inferwatch.dispatch import EventSink, LineHandler
+from inferwatch.ingest.kernel import KernelIngest
 from inferwatch.runtime.blocking import BlockingPool
 from inferwatch.sources.base import PolledSource, Source
 from inferwatch.sources.gpu_readings import GPU_HELP, GpuReading
 from inferwatch.sources.gpus import GpuSource, NvmlReader, read_fake_profile
+from inferwatch.sources.journald import JOURNAL_DIR, JournaldSource
 from inferwatch.sources.kmsg import KmsgSource, read_boot_id
 from inferwatch.sources.unavailable import Unavailable
 from inferwatch.store.events import EventLog
@@ -34,6 +37,7 @@ class BuildContext:
     store: SeriesStore
     events: EventLog
     checkpoints: dict[str, Any]
+    sink: EventSink
 
 
 @dataclass(slots=True)
@@ -42,12 +46,14 @@ class Built:
     polled: list[PolledSource] = field(default_factory=list)
     line_handlers: dict[str, LineHandler] = field(default_factory=dict)
     disabled: list[str] = field(default_factory=list)
+    ticks: list[Callable[[], Awaitable[None]]] = field(default_factory=list)
 
     def extend(self, other: Built) -> None:
         self.sources.extend(other.sources)
         self.polled.extend(other.polled)
         self.line_handlers.update(other.line_handlers)
         self.disabled.extend(other.disabled)
+        self.ticks.extend(other.ticks)
 
 
 def build_gpus(ctx: BuildContext) -> Built:
@@ -76,17 +82,30 @@ def build_kernel(ctx: BuildContext) -> Built:
     if cfg.source == "off":
         return Built(disabled=["kernel (kernel.source: off)"])
     kmsg = ctx.config.paths.kmsg
+    checkpoint = ctx.checkpoints.get("kernel")
+    boot_id = read_boot_id(ctx.config.paths.proc)
+    ingest = KernelIngest(
+        ctx.store,
+        ctx.sink,
+        ctx.clock,
+        boot_id=boot_id,
+        alert_max_age=cfg.alert_max_age,
+        first_start=checkpoint is None,
+    )
     reasons: list[str] = []
+    source: Source | None = None
     if cfg.source in ("auto", "kmsg"):
         if os.access(kmsg, os.R_OK):
-            boot_id = read_boot_id(ctx.config.paths.proc)
-            source = KmsgSource(
-                kmsg, ctx.clock, boot_id=boot_id, checkpoint=ctx.checkpoints.get("kernel")
-            )
-            return Built(sources=[source])
-        reasons.append(f"{kmsg} is not readable (needs root or CAP_SYSLOG)")
-    if cfg.source in ("auto", "journald"):
-        reasons.append("the journald reader is not available in this version")
+            source = KmsgSource(kmsg, ctx.clock, boot_id=boot_id, checkpoint=checkpoint)
+        else:
+            reasons.append(f"{kmsg} is not readable (needs root or CAP_SYSLOG)")
+    if source is None and cfg.source in ("auto", "journald"):
+        if JOURNAL_DIR.is_dir() and shutil.which("journalctl"):
+            source = JournaldSource(ctx.clock, checkpoint=checkpoint)
+        else:
+            reasons.append("journald is not running here (no /run/systemd/journal)")
+    if source is not None:
+        return Built(sources=[source], line_handlers={"kernel": ingest}, ticks=[ingest.tick])
     if cfg.source in ("auto", "file"):
         reasons.append(
             f"kernel.path {cfg.path} is not followed yet in this version"

@@ -51,7 +51,7 @@ def extrapolated_delta(
     sampled = ts[-1] - ts[0]
     avg = sampled / (n - 1)
     if is_counter and result > 0 and vs[0] >= 0:
-        to_zero = sampled * vs[0] / result
+        to_zero = sampled * (vs[0] / result)  # this grouping, as Prometheus: last-bit parity
         to_start = min(to_start, to_zero)
     threshold = avg * 1.1
     extended = sampled

@@ -96,6 +96,27 @@ class SeriesStore:
             listener(name, labels, when)
         return value
 
+    def inc_baseline(
+        self, name: str, labels: Labels, delta: float, cover_s: float = 900.0, step_s: float = 30.0
+    ) -> float:
+        """Count an old event (one from before the daemon watched) so no rule sees news.
+
+        A new series is written as if it had held its value for ``cover_s`` already, sampled
+        every ``step_s``, so neither ``increase()`` nor a first-occurrence clause
+        (``x unless x offset 5m``) fires on it. An existing series is incremented normally.
+        """
+        s = self._by_name.get(name, {}).get(labels)
+        if s is not None and len(s):
+            return self.inc(name, labels, delta)
+        s = self._series(name, labels, Kind.COUNTER, carry=True)
+        now = self.clock.time()
+        t = now - cover_s
+        while t < now:
+            s.append(t, delta)
+            t += step_s
+        s.append(now, delta)
+        return delta
+
     def mark_stale(self, name: str, labels: Labels, t: float | None = None) -> None:
         """Say a series has ended (its GPU vanished, its engine stopped) with a staleness marker."""
         s = self._by_name.get(name, {}).get(labels)

@@ -1,0 +1,109 @@
+"""Kernel records from the live sources → the kernel pipeline → store and event log.
+
+Turns a /dev/kmsg or journald record into a :class:`KernelInput` (wall time from the record's
+own clock, idempotency key from its position), runs the pure pipeline and applies the effects
+before the record is acknowledged. On a first start without a checkpoint, records older than
+``kernel.alert_max_age`` are counted and kept as events but marked non-alertable: a host that
+ran for weeks has a ring full of old faults.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Awaitable, Callable
+
+from inferwatch.clock import Clock
+from inferwatch.derive.effects import Effect, apply
+from inferwatch.derive.kernel_effects import KernelInput
+from inferwatch.derive.kernel_metrics import KERNEL_METRICS
+from inferwatch.derive.kernel_pipeline import KernelPipeline, PipelineSettings
+from inferwatch.model import Event, LineRecord
+from inferwatch.parsers.kernel import parse_kmsg_record
+from inferwatch.parsers.kernel_misc import might_be_misc
+from inferwatch.parsers.xid import might_be_gpu_record
+from inferwatch.sources.journald import JournalRecord
+from inferwatch.store.tsdb import SeriesStore
+
+EventSink = Callable[[list[Event]], Awaitable[None]]
+
+
+def describe_kernel_metrics(store: SeriesStore) -> None:
+    for spec in KERNEL_METRICS:
+        store.describe(spec.name, spec.kind, spec.help)
+
+
+class KernelIngest:
+    def __init__(
+        self,
+        store: SeriesStore,
+        sink: EventSink,
+        clock: Clock,
+        *,
+        boot_id: str,
+        alert_max_age: float,
+        first_start: bool,
+        settings: PipelineSettings | None = None,
+    ) -> None:
+        self.store = store
+        self.sink = sink
+        self.clock = clock
+        self.boot_id = boot_id
+        self.alert_max_age = alert_max_age
+        self.first_start = first_start
+        self.pipeline = KernelPipeline(settings)
+        describe_kernel_metrics(store)
+
+    def to_input(self, record: LineRecord) -> KernelInput | None:
+        if isinstance(record, JournalRecord):
+            if not (might_be_gpu_record(record.text) or might_be_misc(record.text)):
+                return None
+            return self._input(
+                record.source,
+                record.line_no,
+                record.wall_time,
+                record.text,
+                record.key,
+                facility=record.facility_name,
+                level=record.level,
+            )
+        if not (might_be_gpu_record(record.text) or might_be_misc(record.text)):
+            return None
+        kmsg = parse_kmsg_record(record.text)
+        if kmsg is None:
+            return None
+        mono = record.mono_at if record.mono_at is not None else self.clock.monotonic()
+        at = record.read_at - mono + kmsg.monotonic_seconds
+        line = kmsg.to_kernel_line()
+        key = f"{self.boot_id}:{kmsg.seq}"
+        return self._input(
+            record.source, kmsg.seq, at, kmsg.message, key, facility=line.facility, level=line.level
+        )
+
+    def _input(
+        self,
+        source: str,
+        line: int,
+        at: float,
+        message: str,
+        key: str,
+        *,
+        facility: str | None,
+        level: str | None,
+    ) -> KernelInput:
+        alertable = not (self.first_start and self.clock.time() - at > self.alert_max_age)
+        return KernelInput(source, line, at, message, key, facility, level, alertable)
+
+    async def __call__(self, record: LineRecord) -> None:
+        item = self.to_input(record)
+        if item is None:
+            return
+        await self._apply(self.pipeline.process(item))
+
+    async def tick(self) -> None:
+        """Let time-decided effects (settled repeat bursts) out even when the log is quiet."""
+        await self._apply(self.pipeline.advance(self.clock.time()))
+
+    async def _apply(self, effects: list[Effect]) -> None:
+        if effects:
+            events = apply(effects, self.store)
+            if events:
+                await self.sink(events)
