@@ -1,0 +1,76 @@
+"""Reading samples: the instant lookback and range windows, straight off the store's arrays.
+
+Which series to read comes from :mod:`promql_index`. Staleness markers are skipped here, once, so
+no function ever sees one; a window is scanned for them only when its sum is NaN.
+"""
+
+from __future__ import annotations
+
+from array import array
+from bisect import bisect_right
+from collections.abc import Iterator
+from math import isnan
+
+from inferwatch.rules.promql_ast import MatrixSelector, VectorSelector
+from inferwatch.rules.promql_context import Ctx
+from inferwatch.rules.promql_types import Sample, Vector
+from inferwatch.store.series import Series, is_stale
+
+
+def ref_time(ctx: Ctx, sel: VectorSelector) -> float:
+    """The time a selector reads at: ``@`` (or the evaluation time) minus the offset."""
+    at = sel.at
+    base = at.timestamp if at is not None and at.kind == "at" else ctx.t
+    return base - sel.offset
+
+
+def instant(ctx: Ctx, sel: VectorSelector, *, stamp: bool = False) -> Vector:
+    """The newest sample per series within the lookback; with ``stamp``, its time as value."""
+    rt = ref_time(ctx, sel)
+    oldest = rt - ctx.options.lookback_s
+    left_open = ctx.options.left_open
+    out: Vector = []
+    for s in ctx.cache.series(ctx.store, sel):
+        ts = s.ts
+        i = bisect_right(ts, rt, s.start) - 1
+        if i < s.start:
+            continue
+        t = ts[i]
+        if t < oldest or (left_open and t == oldest):
+            continue
+        v = s.vs[i]
+        if isnan(v) and is_stale(v):
+            continue
+        out.append(Sample(s.name, s.labels, t if stamp else v))
+    return out
+
+
+def _drop_markers(ts: array[float], vs: array[float]) -> tuple[array[float], array[float]]:
+    keep = [i for i, v in enumerate(vs) if not (isnan(v) and is_stale(v))]
+    return array("d", (ts[i] for i in keep)), array("d", (vs[i] for i in keep))
+
+
+def windows(ctx: Ctx, msel: MatrixSelector) -> Iterator[tuple[Series, array[float], array[float]]]:
+    """Each matching series with its samples in range (markers skipped); empty ones omitted."""
+    end = ref_time(ctx, msel.selector)
+    start = end - msel.range
+    left_open = ctx.options.left_open
+    for s in ctx.cache.series(ctx.store, msel.selector):
+        ts, vs = s.window(start, end)
+        if not ts:
+            continue
+        if left_open and ts[0] == start:
+            ts, vs = ts[1:], vs[1:]
+            if not ts:
+                continue
+        total = sum(vs)
+        if isnan(total):  # a NaN somewhere: maybe a staleness marker
+            ts, vs = _drop_markers(ts, vs)
+            if not ts:
+                continue
+        yield s, ts, vs
+
+
+def range_bounds(ctx: Ctx, msel: MatrixSelector) -> tuple[float, float]:
+    end = ref_time(ctx, msel.selector)
+    return end - msel.range, end
