@@ -66,6 +66,47 @@ def cmd_check(args: argparse.Namespace) -> int:
     return 0
 
 
+def cmd_replay(args: argparse.Namespace) -> int:
+    import datetime
+    import zoneinfo
+
+    from inferwatch.derive.kernel_pipeline import PipelineSettings
+    from inferwatch.replay.output import Writer
+    from inferwatch.replay.runner import Replay, ReplayInputs
+    from inferwatch.replay.timeline import TimeContext
+
+    try:
+        config = load_config(args.config)
+    except ConfigError as exc:
+        print(exc, file=sys.stderr)
+        return 2
+    try:
+        tz: datetime.tzinfo = zoneinfo.ZoneInfo(args.tz)
+    except (zoneinfo.ZoneInfoNotFoundError, ValueError):
+        print(f"replay: unknown time zone {args.tz!r}", file=sys.stderr)
+        return 2
+    if not args.kernel and not args.engine_log:
+        print("replay: give at least one --kernel or --engine-log file", file=sys.stderr)
+        return 2
+    for name in [*args.kernel, *args.engine_log]:
+        if not Path(name).is_file():
+            print(f"replay: {name}: no such file", file=sys.stderr)
+            return 2
+    year = args.year or datetime.datetime.now(tz).year
+    writer = Writer(sys.stdout, args.format, tz)
+    replay = Replay(
+        ReplayInputs(kernel=list(args.kernel), engine_logs=list(args.engine_log)),
+        writer,
+        TimeContext(year=year, tz=tz),
+        eval_step=args.eval_step,
+        settings=PipelineSettings(correlation_window=config.kernel.correlation_window),
+    )
+    asyncio.run(replay.run())
+    doc, text = replay.summary()
+    writer.summary(doc, text)
+    return 0
+
+
 def cmd_version(_args: argparse.Namespace) -> int:
     print(f"inferwatch {__version__}")
     return 0
@@ -118,7 +159,7 @@ def build_parser() -> argparse.ArgumentParser:
     check.add_argument("--config", help="YAML config file")
     check.add_argument("--rules", nargs="*", default=[], metavar="PATH", help="rule files")
 
-    replay = add("replay", cmd_not_yet, "Run parsers, correlators and rules over recorded logs.")
+    replay = add("replay", cmd_replay, "Run parsers, correlators and rules over recorded logs.")
     replay.add_argument("--config")
     replay.add_argument("--rules", nargs="*", default=[], metavar="PATH")
     replay.add_argument("--kernel", nargs="*", default=[], metavar="F")

@@ -104,3 +104,26 @@ def test_live_scheduler_runs_a_job_and_never_overlaps_it() -> None:
     most, count = asyncio.run(scenario())
     assert most == 1
     assert count >= 2
+
+
+def test_skip_to_coalesces_a_long_gap() -> None:
+    clock = FakeClock(0.0)
+    sched = VirtualScheduler(clock)
+    runs: list[float] = []
+    fired: list[float] = []
+
+    async def job() -> None:
+        runs.append(clock.time())
+
+    async def daily() -> None:
+        fired.append(clock.time())
+
+    sched.every("tick", 10, job)
+    sched.cron("daily", "0 8 * * *", daily)
+    asyncio.run(sched.run_until(20.0))
+    sched.skip_to(50 * 365 * 86400.0)  # fifty years later: nothing in between runs
+    asyncio.run(sched.run_until(50 * 365 * 86400.0 + 86400.0))
+    assert runs[:3] == [0.0, 10.0, 20.0]
+    assert runs[3] == 50 * 365 * 86400.0
+    assert len(runs) == 3 + 8641
+    assert len(fired) == 1 and fired[0] % 86400 == 8 * 3600

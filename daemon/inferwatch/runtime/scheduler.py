@@ -12,7 +12,7 @@ from __future__ import annotations
 import heapq
 import itertools
 from collections.abc import Awaitable, Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime, timedelta, tzinfo
 from typing import Protocol
 
@@ -101,6 +101,7 @@ class _Entry:
     name: str = field(compare=False)
     job: Job = field(compare=False)
     next_due: Callable[[float], float | None] = field(compare=False)
+    cron: bool = field(default=False, compare=False)
 
 
 class VirtualScheduler:
@@ -133,17 +134,44 @@ class VirtualScheduler:
 
         first = nxt(self.clock.time() - 1e-6)
         if first is not None:
-            self._push(first, name, job, nxt)
+            self._push(first, name, job, nxt, cron=True)
 
     def remove(self, name: str) -> None:
         self._removed.add(name)
 
-    def _push(self, due: float, name: str, job: Job, nxt: Callable[[float], float | None]) -> None:
+    def _push(
+        self,
+        due: float,
+        name: str,
+        job: Job,
+        nxt: Callable[[float], float | None],
+        *,
+        cron: bool = False,
+    ) -> None:
         self._removed.discard(name)
-        heapq.heappush(self._heap, _Entry(due, next(self._seq), name, job, nxt))
+        heapq.heappush(self._heap, _Entry(due, next(self._seq), name, job, nxt, cron))
 
     def next_due(self) -> float | None:
         return self._heap[0].due if self._heap else None
+
+    def skip_to(self, t: float) -> None:
+        """Jump over a long quiet stretch: every job due before ``t`` is re-anchored so its next
+        run is its first fire time at or after ``t`` (interval jobs run at ``t``), as if the runs
+        in between had been coalesced. Replay uses this for gaps of hours between records."""
+        entries, self._heap = self._heap, []
+        for entry in entries:
+            due = entry.due
+            if due < t:
+                if entry.cron:
+                    fire = entry.next_due(t - 1e-6)
+                    if fire is None:
+                        continue
+                    due = fire
+                else:
+                    due = t
+            heapq.heappush(self._heap, replace(entry, due=due))
+        if t > self.clock.time():
+            self.clock.set(t)
 
     async def run_until(self, t: float) -> int:
         """Run every job due at or before ``t`` in time order; leave the clock at ``t``."""
@@ -161,10 +189,7 @@ class VirtualScheduler:
             while following is not None and following <= self.clock.time() and following < t:
                 following = entry.next_due(following)
             if following is not None:
-                heapq.heappush(
-                    self._heap,
-                    _Entry(following, next(self._seq), entry.name, entry.job, entry.next_due),
-                )
+                heapq.heappush(self._heap, replace(entry, due=following, seq=next(self._seq)))
         if t > self.clock.time():
             self.clock.set(t)
         return ran

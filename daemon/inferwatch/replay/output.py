@@ -1,0 +1,81 @@
+"""Replay output: JSON lines (DESIGN.md §4 'Replay JSON lines') or text for a person."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping
+from datetime import datetime, tzinfo
+from typing import Any, TextIO
+
+from inferwatch.model import Event
+
+_RESERVED = ("kind", "at", "type", "source", "line")
+
+
+def iso(at: float, tz: tzinfo) -> str:
+    return datetime.fromtimestamp(at, tz).isoformat()
+
+
+def event_doc(event: Event, tz: tzinfo) -> dict[str, Any]:
+    """``{"kind": "event", "at", "type", "source", "line", …fields}``; fields as in the corpus."""
+    doc: dict[str, Any] = {
+        "kind": "event",
+        "at": iso(event.at, tz),
+        "type": event.type,
+        "source": event.source,
+        "line": event.line,
+    }
+    for key, value in event.details.items():
+        if key not in _RESERVED and key != "alertable":
+            doc[key] = value
+    for key, value in event.labels.items():
+        doc.setdefault(key, value)
+    return doc
+
+
+class Writer:
+    def __init__(self, out: TextIO, fmt: str, tz: tzinfo) -> None:
+        self.out = out
+        self.fmt = fmt
+        self.tz = tz
+
+    def event(self, event: Event) -> None:
+        doc = event_doc(event, self.tz)
+        if self.fmt == "jsonl":
+            self._json(doc)
+            return
+        what = _event_text(doc)
+        self.out.write(f"{doc['at']}  {event.type:<15} {what}  [{event.source}:{event.line}]\n")
+
+    def alert(self, doc: Mapping[str, Any]) -> None:
+        if self.fmt == "jsonl":
+            self._json({"kind": "alert", **doc})
+            return
+        labels = doc.get("labels", {})
+        where = ", ".join(f"{k}={v}" for k, v in labels.items() if k != "alertname")
+        summary = doc.get("annotations", {}).get("summary", "")
+        self.out.write(
+            f"{doc['at']}  ALERT {doc['state'].upper():<8} {doc['alertname']} ({where}) {summary}\n"
+        )
+
+    def summary(self, doc: Mapping[str, Any], text: list[str]) -> None:
+        if self.fmt == "jsonl":
+            self._json({"kind": "summary", **doc})
+            return
+        self.out.write("\n".join(["", *text, ""]))
+
+    def _json(self, doc: Mapping[str, Any]) -> None:
+        self.out.write(json.dumps(doc, ensure_ascii=False, default=str) + "\n")
+
+
+def _event_text(doc: Mapping[str, Any]) -> str:
+    parts = []
+    for key in ("classification", "xid", "sxid", "pci_bus_id", "signature", "name", "pid"):
+        value = doc.get(key)
+        if isinstance(value, str | int | float) and not isinstance(value, bool):
+            parts.append(f"{key}={value}")
+    if doc.get("gpus"):
+        parts.append("gpus=" + ",".join(doc["gpus"]))
+    if doc.get("diagnosis"):
+        parts.append(f"— {doc['diagnosis']}")
+    return " ".join(parts)
