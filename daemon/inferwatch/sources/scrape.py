@@ -1,0 +1,121 @@
+"""Scraping an engine's /metrics: one polled source per engine with a ``metrics_url``.
+
+A source never parses: ``poll`` returns the exposition text as a ``model.LineRecord`` (``text``
+= the whole body, ``path`` = the URL, ``line_no`` = the scrape's sequence number, ``read_at`` =
+the time the request started, which is what the counter deltas are divided by). The daemon
+routes it like any line record (``Dispatcher.on_lines(source.name, …)``) to
+``parsers.promtext.parse_exposition`` and ``derive.engine_metrics.EngineMetricsDeriver``; no new
+record type is needed and the dispatcher's acknowledgement path stays the same.
+
+Failures — connection refused, a timeout, a non-200 answer, an oversized body — are raised, so
+the supervisor counts them (``inferwatch_source_errors_total{source,stage="poll"}``) and marks
+the source down; before raising, ``on_status`` is told the engine is down so the daemon can end
+the /metrics series (``EngineMetricsDeriver.down``) and hand the speed series back to the log
+(``EngineRateArbiter.metrics_down``). ``on_status`` is called on every change of up/down, and on
+the first result. A 200 with an empty body is up with no samples (vLLM #8612).
+
+The HTTP client ignores proxy variables (``trust_env=False``): on the owner's host an
+``all_proxy`` hijacked calls to the local engine (reference/host.md "Environment traps").
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+
+import httpx
+
+from inferwatch.clock import SYSTEM_CLOCK, Clock
+from inferwatch.model import LineRecord
+
+ACCEPT = "text/plain;version=0.0.4;q=1.0, */*;q=0.1"
+MAX_BYTES = 32 * 1024 * 1024
+
+
+class ScrapeError(Exception):
+    """The endpoint answered, but not with usable exposition text (status, size)."""
+
+
+@dataclass(frozen=True, slots=True)
+class ScrapeStatus:
+    """An up/down change of one engine's scrape; ``error`` says why it is down."""
+
+    engine: str
+    up: bool
+    at: float
+    error: str = ""
+
+
+StatusListener = Callable[[ScrapeStatus], None]
+
+
+class ScrapeSource:
+    """A ``PolledSource``: the scheduler calls ``poll`` every ``interval`` seconds."""
+
+    def __init__(
+        self,
+        engine: str,
+        url: str,
+        *,
+        clock: Clock = SYSTEM_CLOCK,
+        interval: float = 10.0,
+        timeout: float = 5.0,
+        max_bytes: int = MAX_BYTES,
+        name: str | None = None,
+        on_status: StatusListener | None = None,
+        transport: httpx.AsyncBaseTransport | None = None,
+    ) -> None:
+        self.engine = engine
+        self.url = url
+        self.name = name or f"scrape:{engine}"
+        self.interval = interval
+        self.timeout = timeout
+        self.up: bool | None = None
+        self.last_error = ""
+        self._clock = clock
+        self._max_bytes = max_bytes
+        self._on_status = on_status
+        self._transport = transport
+        self._client: httpx.AsyncClient | None = None
+        self._seq = 0
+
+    def _http(self) -> httpx.AsyncClient:
+        if self._client is None:
+            self._client = httpx.AsyncClient(
+                trust_env=False,
+                timeout=httpx.Timeout(self.timeout),
+                follow_redirects=False,
+                headers={"Accept": ACCEPT},
+                transport=self._transport,
+            )
+        return self._client
+
+    async def poll(self) -> LineRecord:
+        started = self._clock.time()
+        try:
+            response = await self._http().get(self.url)
+            if response.status_code != httpx.codes.OK:
+                raise ScrapeError(f"{self.url} answered HTTP {response.status_code}")
+            body = response.content
+            if len(body) > self._max_bytes:
+                raise ScrapeError(f"{self.url} sent {len(body)} bytes (limit {self._max_bytes})")
+            text = body.decode(response.encoding or "utf-8", "replace")
+        except (httpx.HTTPError, ScrapeError) as exc:
+            self._status(False, started, f"{type(exc).__name__}: {exc}")
+            raise
+        self._status(True, started, "")
+        self._seq += 1
+        return LineRecord(self.name, self.url, self._seq, text, started)
+
+    def _status(self, up: bool, at: float, error: str) -> None:
+        changed = self.up is not up
+        self.up = up
+        self.last_error = error
+        if changed and self._on_status is not None:
+            self._on_status(ScrapeStatus(self.engine, up, at, error))
+
+    async def aclose(self) -> None:
+        """Close the connection pool (the daemon calls it at shutdown)."""
+        if self._client is not None:
+            await self._client.aclose()
+            self._client = None
