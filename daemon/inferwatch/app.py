@@ -31,6 +31,7 @@ from inferwatch.runtime.blocking import BlockingPool
 from inferwatch.runtime.scheduler import LiveScheduler
 from inferwatch.runtime.sdnotify import Notifier
 from inferwatch.runtime.supervisor import Supervisor
+from inferwatch.runtime.watch import FileWatcher
 from inferwatch.sources.base import Checkpointed
 from inferwatch.sources.registry import BuildContext, Built, build_all
 from inferwatch.statedir import EVENTS_FILE, SNAPSHOT_FILE
@@ -71,6 +72,7 @@ class Daemon:
         self.dispatcher = Dispatcher(self.store, self.telemetry, self._store_events)
         self.scheduler = LiveScheduler(on_error=self._job_failed)
         self.events: EventLog | None = None
+        self.watcher = FileWatcher()
         self.server: ExportServer | None = None
         self.built = Built()
         self.problems: list[str] = []
@@ -93,6 +95,7 @@ class Daemon:
             log.error("cannot listen", listen=self.listen, error=exc.strerror)
             self._close_state()
             return 1
+        self.watcher.start()
         self._start_sources()
         self._schedule()
         self.scheduler.start()
@@ -136,6 +139,7 @@ class Daemon:
             log.error("final snapshot failed", error=repr(exc))
         if self.server is not None:
             await self.server.stop()
+        self.watcher.stop(timeout=0.5)
         self._close_state()
         self.pool.shutdown()
         log.info("inferwatch stopped")
@@ -179,6 +183,7 @@ class Daemon:
             self.events,
             self.checkpoints,
             self._store_events,
+            self.watcher,
         )
         self.built = build_all(ctx)
         for name in self.built.disabled:

@@ -76,7 +76,7 @@ class ChainMember:
 class _Chain:
     last_at: float
     members: list[ChainMember] = field(default_factory=list)
-    since: int = 0  # records fed since the last member joined
+    last_line: int = 0  # line of the last member: the gap is counted in lines, not records
 
 
 def root_signature(group: TracebackGroup) -> str:
@@ -89,7 +89,7 @@ def root_signature(group: TracebackGroup) -> str:
 class EngineCrashTracker:
     """Feed every record of one engine's log in order (None for lines that parse to nothing)."""
 
-    __slots__ = ("_chain", "_grouper", "_last_fed", "_max_gap", "_max_times", "_recent",
+    __slots__ = ("_chain", "_grouper", "_last_fed", "_line", "_max_gap", "_max_times", "_recent",
                  "_times", "engine", "window")  # fmt: skip
 
     def __init__(
@@ -104,6 +104,7 @@ class EngineCrashTracker:
         self._recent: deque[ChainMember] = deque(maxlen=_MAX_RECENT)
         self._chain: _Chain | None = None
         self._last_fed = -math.inf
+        self._line = 0
 
     def feed(
         self, record: EngineRecord | None, at: float, line: int, source: str, key: str
@@ -120,7 +121,7 @@ class EngineCrashTracker:
             self._add(group, source, out)
         chain = self._chain
         if chain is not None:
-            chain.since += 1
+            self._line = max(self._line, line)
             if self._due(chain, at):
                 self._decide(out)
         return out
@@ -144,9 +145,11 @@ class EngineCrashTracker:
 
     def _due(self, chain: _Chain, now: float) -> bool:
         """The chain's window has closed and no block of it can still be held by the grouper:
-        ``max_gap`` records came since, or far more time than any chain takes passed."""
+        ``max_gap`` lines came since, or far more time than any chain takes passed. Lines, not
+        records: replay's scanner skips lines no parser needs, and the decision must not move."""
         late = now - chain.last_at
-        return late > self.window and (chain.since >= self._max_gap or late > 6 * self.window)
+        gap = self._line - chain.last_line
+        return late > self.window and (gap >= self._max_gap or late > 6 * self.window)
 
     def _add(self, group: TracebackGroup, source: str, out: list[Effect]) -> None:
         at, src, key = self._times.get(group.first_line, (self._last_fed, source, ""))
@@ -172,7 +175,7 @@ class EngineCrashTracker:
             self._recent.clear()
         chain.members.append(member)
         chain.last_at = max(chain.last_at, at)
-        chain.since = 0
+        chain.last_line = max(chain.last_line, member.last_line)
 
     def _decide(self, out: list[Effect]) -> None:
         chain, self._chain = self._chain, None

@@ -16,7 +16,7 @@ message body. Pure: no I/O, no clock; the year is never guessed here.
 from __future__ import annotations
 
 import re
-from dataclasses import asdict, dataclass
+from dataclasses import dataclass, fields
 
 __all__ = ["EMPTY_PREFIX", "LEVELS", "LinePrefix", "split_prefix"]
 
@@ -102,15 +102,19 @@ class LinePrefix:
     rank: int | None = None
     header: str | None = None
 
-    def to_dict(self) -> dict[str, object]:
+    def to_dict(self) -> dict[str, object]:  # plain getattr: dataclasses.asdict deep-copies
         """The corpus keys always; `wrapper_ts`, `service`, `host` and the extras when known."""
         out: dict[str, object] = {}
-        for key, value in asdict(self).items():
+        for key in _FIELD_NAMES:
+            value = getattr(self, key)
             if value is not None or key in _ALWAYS:
                 out[key] = value
         if self.header == "sglang":
             out["tp_rank"] = self.tp_rank
         return out
+
+
+_FIELD_NAMES = tuple(f.name for f in fields(LinePrefix))
 
 
 _ALWAYS = frozenset({"wrapper", "proc", "pid", "level", "ts"})

@@ -47,6 +47,19 @@ class Writer:
         what = _event_text(doc)
         self.out.write(f"{doc['at']}  {event.type:<15} {what}  [{event.source}:{event.line}]\n")
 
+    def event_doc(self, at: float, fields: Mapping[str, Any]) -> None:
+        """A per-line event that has no event-log counterpart (replay's engine lines)."""
+        doc = {"kind": "event", "at": iso(at, self.tz), **fields}
+        if self.fmt == "jsonl":
+            self._json(doc)
+            return
+        what = " ".join(
+            f"{k}={doc[k]}"
+            for k in ("engine", "gen_tps", "running", "mal", "event", "signature")
+            if doc.get(k) is not None
+        )
+        self.out.write(f"{doc['at']}  {doc['type']:<15} {what}  [{doc['source']}:{doc['line']}]\n")
+
     def alert(self, doc: Mapping[str, Any]) -> None:
         if self.fmt == "jsonl":
             self._json({"kind": "alert", **doc})
@@ -79,3 +92,25 @@ def _event_text(doc: Mapping[str, Any]) -> str:
     if doc.get("diagnosis"):
         parts.append(f"— {doc['diagnosis']}")
     return " ".join(parts)
+
+
+def busy_text(engines: list[dict[str, Any]], verdict: str, tz: tzinfo) -> list[str]:
+    """The owner's judgment, as text: per busy period decode, MAL, step rate; then the verdict."""
+    lines = []
+    for stream in engines:
+        name = stream["engine"] + (f" dp_rank {stream['dp_rank']}" if stream.get("dp_rank") else "")
+        lines.append(f"engine {name}:")
+        for p in stream["busy_periods"]:
+            span = f"{iso(p['start'], tz)} to {iso(p['end'], tz)}: "
+            lines.append(
+                "  "
+                + span
+                + ", ".join(
+                    f"{k} {p[k]}"
+                    for k in ("decode", "mal", "step_rate", "running")
+                    if p.get(k) is not None
+                )
+                + (f" — {p['verdict']}" if p.get("verdict") else "")
+            )
+    lines.append(f"verdict: {verdict}")
+    return lines

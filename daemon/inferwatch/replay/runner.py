@@ -14,13 +14,24 @@ from typing import Any
 
 from inferwatch.clock import FakeClock
 from inferwatch.derive.effects import Effect, apply
+from inferwatch.derive.engine_busy import BusyPeriods
+from inferwatch.derive.engine_log import engine_line_event
+from inferwatch.derive.engine_pipeline import EngineLogPipeline
 from inferwatch.derive.kernel_effects import KernelInput
 from inferwatch.derive.kernel_pipeline import KernelPipeline, PipelineSettings
+from inferwatch.ingest.engine import describe_engine_metrics
 from inferwatch.ingest.kernel import describe_kernel_metrics
 from inferwatch.model import Event
+from inferwatch.parsers.engine_records import EngineRecord as EngineRecordTypes
 from inferwatch.parsers.kernel import KernelLine
-from inferwatch.replay.output import Writer, iso
-from inferwatch.replay.timeline import TimeContext, TimedRecord, kernel_records, merged
+from inferwatch.replay.output import Writer, busy_text, iso
+from inferwatch.replay.timeline import (
+    TimeContext,
+    TimedRecord,
+    engine_records,
+    kernel_records,
+    merged,
+)
 from inferwatch.runtime.scheduler import VirtualScheduler
 from inferwatch.store.tsdb import SeriesStore
 
@@ -51,6 +62,7 @@ class Replay:
         *,
         eval_step: float = 10.0,
         settings: PipelineSettings | None = None,
+        engine_names: dict[str, str] | None = None,
     ) -> None:
         self.inputs = inputs
         self.writer = writer
@@ -60,14 +72,29 @@ class Replay:
         self.store = SeriesStore(self.clock)
         self.scheduler = VirtualScheduler(self.clock)
         self.kernel = KernelPipeline(settings)
+        self.busy = BusyPeriods()
+        self.engines: dict[str, EngineLogPipeline] = {}
+        self.engine_names = dict(engine_names or {})
         self.result = ReplayResult()
         describe_kernel_metrics(self.store)
+        describe_engine_metrics(self.store)
 
     def streams(self) -> list[Any]:
-        out = []
+        out: list[Any] = []
         for index, name in enumerate(self.inputs.kernel):
             out.append(kernel_records(Path(name), index, self.ctx, name))
+        offset = len(self.inputs.kernel)
+        for index, name in enumerate(self.inputs.engine_logs):
+            out.append(engine_records(Path(name), offset + index, self.ctx, name))
         return out
+
+    def _engine(self, source: str) -> EngineLogPipeline:
+        pipeline = self.engines.get(source)
+        if pipeline is None:
+            engine = self.engine_names.get(source) or Path(source).stem
+            pipeline = EngineLogPipeline(engine, busy=self.busy)
+            self.engines[source] = pipeline
+        return pipeline
 
     async def run(self) -> ReplayResult:
         res = self.result
@@ -83,6 +110,8 @@ class Replay:
             res.last = record.at
             self._effects(self._process(record))
         self._effects(self.kernel.flush())
+        for pipeline in self.engines.values():
+            self._effects(pipeline.flush())
         if started:
             await self._tick()
         return res
@@ -112,7 +141,17 @@ class Replay:
                 level=parsed.level,
             )
             return self.kernel.process(item)
-        return []
+        record_ = record.parsed
+        assert isinstance(record_, EngineRecordTypes)
+        pipeline = self._engine(record.source)
+        line_event = engine_line_event(
+            record_, engine=pipeline.engine, source=record.source, line=record.line
+        )
+        if line_event is not None:
+            self.result.events[line_event["type"]] += 1
+            self.writer.event_doc(record.at, line_event)
+        key = f"{record.source}:{record.line}"
+        return pipeline.feed(record_, record.at, record.line, record.source, key)
 
     def _effects(self, effects: list[Effect]) -> None:
         if not effects:
@@ -123,8 +162,11 @@ class Replay:
             self.writer.event(event)
 
     async def _tick(self) -> None:
+        now = self.clock.time()
         self.store.tick()
-        self._effects(self.kernel.advance(self.clock.time()))
+        self._effects(self.kernel.advance(now))
+        for pipeline in self.engines.values():
+            self._effects(pipeline.flush(now))
 
     def summary(self) -> tuple[dict[str, Any], list[str]]:
         res = self.result
@@ -134,6 +176,10 @@ class Replay:
             "events": dict(res.events),
             "alerts": dict(res.alerts),
         }
+        if self.engines:
+            engines = self.busy.summary()
+            doc["engines"] = engines["engines"]
+            doc["verdict"] = engines["verdict"]
         text = [
             f"replayed {res.records} records"
             + (
@@ -144,4 +190,6 @@ class Replay:
             "events: " + (", ".join(f"{k} {v}" for k, v in sorted(res.events.items())) or "none"),
             "alerts: " + (", ".join(f"{k} {v}" for k, v in sorted(res.alerts.items())) or "none"),
         ]
+        if self.engines:
+            text += busy_text(doc["engines"], doc["verdict"], self.ctx.tz)
         return doc, text

@@ -15,8 +15,11 @@ from dataclasses import dataclass
 from datetime import datetime, tzinfo
 from pathlib import Path
 
+from inferwatch.parsers.engine import parse_engine_line
+from inferwatch.parsers.engine_time import engine_time
 from inferwatch.parsers.kernel import KernelLine, RecordAssembler, parse_kernel_line
 from inferwatch.parsers.kernel_precheck import INTERESTING_BYTES
+from inferwatch.replay.engine_scan import anchor_lines
 
 
 @dataclass(frozen=True, slots=True)
@@ -145,6 +148,28 @@ def _record_end(work: bytes, pos: int) -> int:
     while end != -1 and work[end + 1 : end + 2] in (b" ", b"\t"):
         end = work.find(b"\n", end + 1)
     return len(work) if end == -1 else end
+
+
+LineSource = Callable[[Path], Iterable[tuple[int, bytes]]]
+
+
+def engine_records(
+    path: Path, index: int, ctx: TimeContext, source: str, lines: LineSource = anchor_lines
+) -> Iterator[TimedRecord]:
+    """Engine lines that can become records (found by the parallel anchor scan), parsed, with
+    their times."""
+    last_at = 0.0
+    year, tz = ctx.year, ctx.tz
+    for number, raw in lines(path):
+        text = raw.decode("utf-8", "replace")
+        record = parse_engine_line(text)
+        if record is None:
+            continue
+        at = engine_time(record.prefix, year=year, tz=tz)
+        if at is None:
+            at = last_at
+        last_at = at
+        yield TimedRecord(at, index, number, source, "engine", text, record)
 
 
 Reader = Callable[[Path, int, TimeContext, str], Iterator[TimedRecord]]

@@ -12,21 +12,26 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from inferwatch.clock import Clock
-from inferwatch.config.models import Config
+from inferwatch.config.models import Config, EngineConfig
 from inferwatch.dispatch import EventSink, LineHandler
+from inferwatch.ingest.engine import EngineIngest, local_tz
 from inferwatch.ingest.kernel import KernelIngest
 from inferwatch.runtime.blocking import BlockingPool
+from inferwatch.runtime.watch import FileWatcher
 from inferwatch.sources.base import PolledSource, Source
+from inferwatch.sources.engine_log import FileLinesSource
 from inferwatch.sources.gpu_readings import GPU_HELP, GpuReading
 from inferwatch.sources.gpus import GpuSource, NvmlReader, read_fake_profile
 from inferwatch.sources.journald import JOURNAL_DIR, JournaldSource
 from inferwatch.sources.kmsg import KmsgSource, read_boot_id
+from inferwatch.sources.scrape import ProbeScrapeSource, ScrapeSource
 from inferwatch.sources.unavailable import Unavailable
 from inferwatch.store.events import EventLog
 from inferwatch.store.series import Kind
 from inferwatch.store.tsdb import SeriesStore
 
 NVML_TIMEOUT_S = 10.0
+DEFAULT_ENGINE_METRICS = "http://127.0.0.1:8000/metrics"
 
 
 @dataclass(slots=True)
@@ -38,6 +43,7 @@ class BuildContext:
     events: EventLog
     checkpoints: dict[str, Any]
     sink: EventSink
+    watcher: FileWatcher | None = None
 
 
 @dataclass(slots=True)
@@ -115,9 +121,46 @@ def build_kernel(ctx: BuildContext) -> Built:
     return Built(sources=[Unavailable("kernel", "no kernel log readable: " + "; ".join(reasons))])
 
 
+def build_engines(ctx: BuildContext) -> Built:
+    built = Built()
+    engines = list(ctx.config.engines)
+    implicit = not engines
+    if implicit:
+        engines = [EngineConfig(name="engine", metrics_url=DEFAULT_ENGINE_METRICS)]
+    tz = local_tz()
+    for engine in engines:
+        ingest = EngineIngest(engine, ctx.store, ctx.sink, ctx.clock, tz)
+        built.ticks.append(ingest.tick)
+        if engine.log:
+            name = f"engine:{engine.name}"
+            built.line_handlers[name] = ingest.on_log_line
+            built.sources.append(
+                FileLinesSource(
+                    name,
+                    tuple(engine.log),
+                    ctx.clock,
+                    checkpoint=ctx.checkpoints.get(name),
+                    watcher=ctx.watcher,
+                )
+            )
+        if engine.metrics_url is not None:
+            kind = ProbeScrapeSource if implicit else ScrapeSource
+            scrape = kind(
+                engine.name,
+                str(engine.metrics_url),
+                clock=ctx.clock,
+                interval=engine.scrape_interval,
+                on_status=ingest.on_scrape_status,
+            )
+            built.line_handlers[scrape.name] = ingest.on_scrape
+            built.polled.append(scrape)
+    return built
+
+
 FACTORIES: dict[str, Callable[[BuildContext], Built]] = {
     "kernel": build_kernel,
     "gpus": build_gpus,
+    "engines": build_engines,
 }
 
 

@@ -119,3 +119,16 @@ class ScrapeSource:
         if self._client is not None:
             await self._client.aclose()
             self._client = None
+
+
+class ProbeScrapeSource(ScrapeSource):
+    """The embedded default's guess (an engine at 127.0.0.1:8000): a refused connection means
+    there is no engine here, which is "no data", not an error worth counting."""
+
+    async def poll(self) -> LineRecord:
+        from inferwatch.errors import NoData
+
+        try:
+            return await super().poll()
+        except httpx.ConnectError:
+            raise NoData(f"no engine answers at {self.url}") from None

@@ -18,6 +18,7 @@ from inferwatch.store.series import STALE_NAN, Kind, Series, is_stale
 
 DEFAULT_RETENTION_S = 2 * 3600.0
 STALE_AFTER_S = 300.0
+TRIM_EVERY_S = 60.0  # retention is coarse: trimming every tick would only cost time
 
 ChangeListener = Callable[[str, Labels, float], None]
 
@@ -46,6 +47,7 @@ class SeriesStore:
         self._carried: list[Series] = []
         self._listeners: list[ChangeListener] = []
         self.rejected_samples = 0
+        self._trimmed_at = -math.inf
 
     # -- metadata ---------------------------------------------------------------------------
     def describe(self, name: str, kind: Kind, help_text: str) -> None:
@@ -134,9 +136,11 @@ class SeriesStore:
             last = s.last()
             if last is not None and last[0] < now and not is_stale(last[1]):
                 s.append(now, last[1])
-        self.trim(now)
+        if now - self._trimmed_at >= TRIM_EVERY_S or now < self._trimmed_at:
+            self.trim(now)
 
     def trim(self, now: float) -> None:
+        self._trimmed_at = now
         horizon = now - self.retention_s
         for family in self._by_name.values():
             for s in family.values():

@@ -1,0 +1,106 @@
+"""``inferwatch demo``: the real daemon on a simulated host.
+
+A temporary directory receives a vLLM engine log written (and rotated) by a real logging
+handler and GPU readings for two cards; the daemon follows them with its real sources, the
+same way it follows a production host. At the end the demo says what travelled through.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import random
+import tempfile
+import time
+from pathlib import Path
+
+from inferwatch.app import Daemon
+from inferwatch.config.loader import parse_config
+from inferwatch.demo_host import (
+    SCENARIO,
+    engine_logger,
+    gpu_readings,
+    stats_lines,
+    write_json_atomic,
+)
+from inferwatch.logsetup import get_logger
+
+log = get_logger(__name__)
+WINDOW_S = 1.0  # one simulated 10-s stats window per second of demo time
+
+
+def demo_config(workdir: Path, listen: str) -> str:
+    return (
+        f"listen: {listen}\n"
+        "kernel:\n  source: 'off'\n"
+        f"gpus:\n  backend: fake\n  profile: {workdir / 'gpus.json'}\n  interval: 1s\n"
+        "engines:\n"
+        "  - name: demo\n    kind: vllm\n"
+        f"    log: {workdir / 'engine.log'}\n"
+    )
+
+
+async def simulate(workdir: Path, stop: asyncio.Event, seed: int = 7) -> int:
+    """Write the scenario, looping, until ``stop``; returns the number of log lines written."""
+    rng = random.Random(seed)  # noqa: S311 - simulation, not security
+    logger = engine_logger(workdir / "engine.log")
+    written = 0
+    try:
+        while not stop.is_set():
+            for phase in SCENARIO:
+                for _ in range(phase.windows):
+                    now = time.time()
+                    write_json_atomic(workdir / "gpus.json", gpu_readings(now, phase.running > 0))
+                    if phase.running or rng.random() < 0.5:
+                        for line in stats_lines(phase, now, rng):
+                            logger.info(line)
+                            written += 1
+                    try:
+                        await asyncio.wait_for(stop.wait(), WINDOW_S)
+                        return written
+                    except TimeoutError:
+                        pass
+    finally:
+        for handler in logger.handlers:
+            handler.close()
+    return written
+
+
+async def run_demo(listen: str = "127.0.0.1:9945", duration: float | None = None) -> int:
+    with tempfile.TemporaryDirectory(prefix="inferwatch-demo-") as tmp:
+        workdir = Path(tmp)
+        write_json_atomic(workdir / "gpus.json", gpu_readings(time.time(), False))
+        config = parse_config(demo_config(workdir, listen), "<demo>")
+        daemon = Daemon(config, workdir / "state")
+        stop = asyncio.Event()
+        writer = asyncio.create_task(simulate(workdir, stop))
+        runner = asyncio.create_task(daemon.run())
+        log.info("demo running", workdir=str(workdir), listen=listen, duration=duration)
+        if duration is not None:
+            done, _ = await asyncio.wait({runner}, timeout=duration)
+            if not done:
+                stop.set()
+                written = await writer
+                await _caught_up(daemon, written, timeout=5.0)
+                daemon.request_stop()
+        code = await runner
+        stop.set()
+        written = await writer
+        lines_read = _lines_read(daemon)
+        log.info("demo finished", engine_lines_written=written, engine_lines_read=lines_read)
+        if code == 0 and duration is not None and duration >= 5 and lines_read == 0:
+            log.error("no engine log line travelled through the file tailer")
+            return 1
+        return code
+
+
+def _lines_read(daemon: Daemon) -> int:
+    series = daemon.store.get("inferwatch_records_total", (("source", "engine:demo"),))
+    last = series.last_real() if series is not None else None
+    return int(last[1]) if last is not None else 0
+
+
+async def _caught_up(daemon: Daemon, written: int, timeout: float) -> None:
+    """Give the tailer a moment to read the last lines written before the demo stops."""
+    deadline = time.monotonic() + timeout
+    while _lines_read(daemon) < written and time.monotonic() < deadline:  # noqa: ASYNC110 - polls a counter
+        await asyncio.sleep(0.1)

@@ -1,0 +1,116 @@
+"""Find the engine-log lines that matter in a big file, on every core, at memory speed.
+
+Bulk request logging makes up most of an engine log's bytes. The file is memory-mapped and cut
+at line boundaries into one part per core; each part is searched by RE2 (linear time, one pass
+for all anchors) in a worker process, which returns the offsets and line numbers of lines with an
+anchor near their start. The parent reads and parses only those lines, in file order.
+"""
+
+from __future__ import annotations
+
+import mmap
+import multiprocessing
+import os
+from collections.abc import Iterator
+from concurrent.futures import ProcessPoolExecutor
+from itertools import pairwise
+from pathlib import Path
+
+import re2
+
+from inferwatch.parsers.engine_precheck import HEAD_LIMIT, PATTERN_BYTES
+
+PARALLEL_FROM = 32 << 20
+CONTEXT_LINES = 64  # at most this many lines taken after one hit
+_INDENT = (b" ", b"\t")  # smaller files are scanned in this process
+Span = tuple[int, int, int]  # (line index in its part, line start, line end)
+
+
+def _scan_part(path: str, start: int, end: int) -> tuple[list[Span], int]:
+    """``(line index within the part, start, end)`` of lines holding an anchor near their
+    start in ``[start, end)``, and the number of lines in the part."""
+    pattern = re2.compile(PATTERN_BYTES)
+    with Path(path).open("rb") as fh, mmap.mmap(fh.fileno(), 0, access=mmap.ACCESS_READ) as mm:
+        size = len(mm)  # context lines may run past the part's end; the parent drops repeats
+        spans: list[Span] = []
+        done = -1
+        counted, index = start, 0
+        for match in pattern.finditer(mm, start, end):
+            hit = match.start()
+            if hit <= done:
+                continue
+            line_start = max(mm.rfind(b"\n", start, hit) + 1, start)
+            if hit - line_start > HEAD_LIMIT:
+                done = _line_end(mm, hit, end)
+                continue
+            # The hit line, the indented lines continuing it (traceback code), and the next line:
+            # the crash grouper closes a block on the next record of its process. A next line
+            # with an anchor of its own is a hit and gets the same treatment.
+            pos = line_start
+            while True:
+                pos, index, counted = _take(mm, pos, size, index, counted, spans)
+                taken = 0
+                while pos < size and mm[pos : pos + 1] in _INDENT and taken < CONTEXT_LINES:
+                    pos, index, counted = _take(mm, pos, size, index, counted, spans)
+                    taken += 1
+                if pos >= size:
+                    break
+                head_end = min(_line_end(mm, pos, size), pos + HEAD_LIMIT)
+                if pos >= end or pattern.search(mm, pos, head_end) is None:
+                    pos, index, counted = _take(mm, pos, size, index, counted, spans)
+                    break
+            done = pos - 1
+        if counted > end:  # context ran into the next part: count this part's lines alone
+            return spans, mm[start:end].count(b"\n")
+        return spans, index + mm[counted:end].count(b"\n")
+
+
+def _take(
+    mm: mmap.mmap, pos: int, end: int, index: int, counted: int, spans: list[Span]
+) -> tuple[int, int, int]:
+    """Record the line starting at ``pos``; return the next line's start and the counters."""
+    line_end = _line_end(mm, pos, end)
+    index += mm[counted:pos].count(b"\n")
+    spans.append((index, pos, line_end))
+    return line_end + 1, index, pos
+
+
+def _line_end(mm: mmap.mmap, pos: int, end: int) -> int:
+    found = mm.find(b"\n", pos, end)
+    return end if found < 0 else found
+
+
+def _cuts(mm: mmap.mmap, size: int, parts: int) -> list[tuple[int, int]]:
+    bounds = [0]
+    for k in range(1, parts):
+        cut = mm.find(b"\n", size * k // parts)
+        if cut < 0 or cut + 1 <= bounds[-1]:
+            continue
+        bounds.append(cut + 1)
+    bounds.append(size)
+    return [(a, b) for a, b in pairwise(bounds) if b > a]
+
+
+def anchor_lines(path: Path, workers: int | None = None) -> Iterator[tuple[int, bytes]]:
+    """``(1-based line number, raw line)`` for every line with an anchor, in file order."""
+    size = path.stat().st_size
+    if size == 0:
+        return
+    with path.open("rb") as fh, mmap.mmap(fh.fileno(), 0, access=mmap.ACCESS_READ) as mm:
+        n = workers or (os.cpu_count() or 1)
+        parts = _cuts(mm, size, n if size >= PARALLEL_FROM else 1)
+        if len(parts) == 1:
+            results = [_scan_part(str(path), *parts[0])]
+        else:
+            context = multiprocessing.get_context("fork")
+            with ProcessPoolExecutor(len(parts), mp_context=context) as pool:
+                futures = [pool.submit(_scan_part, str(path), a, b) for a, b in parts]
+                results = [f.result() for f in futures]
+        line_base, last = 1, 0
+        for spans, lines in results:
+            for index, a, b in spans:
+                number = line_base + index
+                if number > last:
+                    last = number
+                    yield number, mm[a:b]
+            line_base += lines

@@ -1,0 +1,74 @@
+"""An engine's log file(s), followed through the rotation-safe tailer.
+
+Each line goes on as a :class:`LineRecord` whose ``ack`` acknowledges it in the tailer, so the
+checkpoint the daemon saves with its snapshot covers exactly the lines already applied.
+"""
+
+from __future__ import annotations
+
+import contextlib
+from collections.abc import AsyncGenerator, Callable
+from typing import Any, cast
+
+from inferwatch.clock import Clock
+from inferwatch.model import LineRecord
+from inferwatch.runtime.watch import FileWatcher
+from inferwatch.sources.base import Emit
+from inferwatch.sources.tail import Tailer
+from inferwatch.sources.tail_checkpoint import CheckpointError
+from inferwatch.sources.tail_follow import follow
+from inferwatch.sources.tail_model import Position, TailConfig, TailLine
+
+
+class FileLinesSource:
+    """Follows ``paths`` (files or globs) and emits every line once, in file order."""
+
+    def __init__(
+        self,
+        name: str,
+        paths: tuple[str, ...],
+        clock: Clock,
+        *,
+        checkpoint: Any = None,
+        watcher: FileWatcher | None = None,
+        poll_interval: float = 1.0,
+    ) -> None:
+        self.name = name
+        self.clock = clock
+        self.watcher = watcher
+        self.config = TailConfig(paths=paths, poll_interval=poll_interval)
+        self._restored = checkpoint if isinstance(checkpoint, dict) else None
+        self._tailer: Tailer | None = None
+
+    def checkpoint(self) -> Any:
+        return self._tailer.checkpoint() if self._tailer is not None else self._restored
+
+    def _make_tailer(self) -> Tailer:
+        try:
+            return Tailer(self.config, clock=self.clock, checkpoint=self._restored)
+        except CheckpointError:
+            return Tailer(self.config, clock=self.clock, checkpoint=None)
+
+    def _acker(self, tailer: Tailer, position: Position) -> Callable[[], None]:
+        def ack() -> None:
+            tailer.ack(position)
+
+        return ack
+
+    async def run(self, emit: Emit) -> None:
+        tailer = self._tailer or self._make_tailer()
+        self._tailer = tailer
+        stream = cast(AsyncGenerator[list[TailLine], None], follow(tailer, watcher=self.watcher))
+        async with contextlib.aclosing(stream):
+            async for batch in stream:
+                for line in batch:
+                    await emit(
+                        LineRecord(
+                            source=self.name,
+                            path=line.path,
+                            line_no=line.line_no,
+                            text=line.text,
+                            read_at=self.clock.time(),
+                            ack=self._acker(tailer, line.position),
+                        )
+                    )

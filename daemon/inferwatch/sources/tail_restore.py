@@ -1,0 +1,133 @@
+"""Finding each checkpointed file again at start-up, wherever rotation has put it meanwhile.
+
+A record is resumed on a file only when the file still starts with the recorded prefix, is at
+least as long as the recorded offset, and holds the recorded anchor just before that offset: then
+the bytes we acknowledged are provably still there and reading continues after them. Candidates
+are tried in this order:
+
+1. the file with the recorded ``(dev, ino)``, wherever it is now (the live path, or ``.1`` after
+   a rename rotation while we were stopped);
+2. the other files at the recorded path and its rotated siblings (the copy that copytruncate
+   made, or the same file after ``st_dev`` changed, as it can on LVM).
+
+A record that matches nothing is expired rather than seeked blindly: a reused inode or a shorter
+file must never make us skip the head of a new file.
+"""
+
+# Paths are plain strings and I/O goes through os.* on purpose: the tailer works on descriptors
+# (fstat, pread) and stats every followed path each poll, where pathlib objects only add cost.
+# ruff: noqa: PTH116
+
+from __future__ import annotations
+
+import os
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+
+from inferwatch.sources.tail_checkpoint import FileEntry
+from inferwatch.sources.tail_identity import (
+    DirListing,
+    FileKey,
+    SiblingRule,
+    bytes_before,
+    close_quietly,
+    digest,
+    file_key,
+    open_file,
+)
+
+
+@dataclass(frozen=True, slots=True)
+class Resumed:
+    """A checkpoint record found again: the file is open on ``fd``."""
+
+    entry: FileEntry
+    path: str
+    fd: int
+    st: os.stat_result
+
+
+def resume_all(
+    entries: Sequence[FileEntry],
+    matched: Mapping[str, os.stat_result],
+    rule: SiblingRule,
+    listing: DirListing,
+) -> list[Resumed]:
+    """Open the file of every record that can be resumed (at most one record per file)."""
+    claimed: set[FileKey] = set()
+    found: dict[int, Resumed] = {}
+    by_key = _index(entries, matched, rule, listing)
+    for index, entry in enumerate(entries):
+        for path in by_key.get((entry.dev, entry.ino), ()):
+            resumed = _try(entry, path, claimed)
+            if resumed is not None:
+                found[index] = resumed
+                break
+    for index, entry in enumerate(entries):
+        if index in found or entry.prefix.length == 0:
+            continue  # without a single byte of fingerprint, any file would "match"
+        for path in _nearby(entry, rule, listing):
+            resumed = _try(entry, path, claimed)
+            if resumed is not None:
+                found[index] = resumed
+                break
+    return [found[index] for index in sorted(found)]
+
+
+def verify(entry: FileEntry, fd: int, size: int) -> bool:
+    """Whether the open file holds the record's prefix and, before its offset, its anchor."""
+    if size < entry.offset or not entry.prefix.matches(fd, size):
+        return False
+    return entry.anchor is None or digest(bytes_before(fd, entry.offset)) == entry.anchor
+
+
+def _index(
+    entries: Sequence[FileEntry],
+    matched: Mapping[str, os.stat_result],
+    rule: SiblingRule,
+    listing: DirListing,
+) -> dict[FileKey, list[str]]:
+    by_key: dict[FileKey, list[str]] = {}
+    for path, st in matched.items():
+        by_key.setdefault(file_key(st), []).append(path)
+    for entry in entries:
+        for path in _nearby(entry, rule, listing):
+            if path in matched:
+                continue
+            try:
+                st = os.stat(path)
+            except OSError:
+                continue
+            paths = by_key.setdefault(file_key(st), [])
+            if path not in paths:
+                paths.append(path)
+    return by_key
+
+
+def _nearby(entry: FileEntry, rule: SiblingRule, listing: DirListing) -> list[str]:
+    names = [entry.path] if entry.name in (None, entry.path) else [entry.name, entry.path]
+    paths: list[str] = []
+    for name in names:
+        for path in [name, *reversed(rule.siblings(name, listing))]:
+            if path not in paths:
+                paths.append(path)
+    return paths
+
+
+def _try(entry: FileEntry, path: str, claimed: set[FileKey]) -> Resumed | None:
+    try:
+        fd, st = open_file(path)
+    except OSError:
+        return None
+    key = file_key(st)
+    try:
+        if key not in claimed and verify(entry, fd, st.st_size):
+            claimed.add(key)
+            resumed = Resumed(entry, path, fd, st)
+            fd = -1
+            return resumed
+    except OSError:
+        pass
+    finally:
+        close_quietly(fd)
+    return None

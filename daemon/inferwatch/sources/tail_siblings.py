@@ -1,0 +1,275 @@
+"""What the tailer knows about the rotated siblings of the files it follows.
+
+Three questions are answered here, each when something happened to a followed path:
+
+- **A rename rotation** (the path now names another inode): were there rotations we never saw
+  (``.1`` → ``.2`` → ``.3`` between two polls)? Any sibling that is neither followed, nor
+  already dealt with (``seen``), nor a copy of something we know is an *intermediate* file: it
+  is read from 0, oldest first, before the new file.
+- **A truncation** (copytruncate): does a sibling hold our bytes *and more* (the copy logrotate
+  made before truncating)? Then the old generation continues in it from our offset.
+- **A path seen for the first time**: its existing siblings are history on the very first start
+  (no checkpoint) and read otherwise (they appeared while we were away).
+
+``seen`` remembers, per sibling identity, where reading stopped, so a restart neither re-reads a
+finished file nor mistakes it for a new rotation; entries vanish with their files.
+"""
+
+# Paths are plain strings and I/O goes through os.* on purpose: the tailer works on descriptors
+# (fstat, pread) and stats every followed path each poll, where pathlib objects only add cost.
+# ruff: noqa: PTH116, PTH120
+
+from __future__ import annotations
+
+import os
+from collections.abc import Iterable
+
+from inferwatch.sources.tail_checkpoint import SeenEntry
+from inferwatch.sources.tail_follower import Follower
+from inferwatch.sources.tail_identity import (
+    ANCHOR_BYTES,
+    EMPTY_PREFIX,
+    PREFIX_BYTES,
+    DirListing,
+    FileKey,
+    Prefix,
+    SiblingRule,
+    close_quietly,
+    digest,
+    file_key,
+    open_file,
+    read_at,
+)
+from inferwatch.sources.tail_model import TailStats
+
+#: Prefixes shorter than this are too weak to call another file a copy of ours.
+_MIN_COPY_PREFIX = ANCHOR_BYTES
+#: Consecutive scans a remembered sibling must be missing from before it is forgotten.
+_PRUNE_AFTER_MISSES = 3
+
+
+class SiblingTracker:
+    """Finds intermediate rotations and copies next to followed files; owns ``seen``."""
+
+    def __init__(self, rule: SiblingRule, stats: TailStats, max_line: int) -> None:
+        self.rule = rule
+        self.stats = stats
+        self.max_line = max_line
+        self.seen: dict[FileKey, SeenEntry] = {}
+        self._misses: dict[FileKey, int] = {}
+
+    def scan(
+        self,
+        slot: str,
+        listing: DirListing,
+        followers: Iterable[Follower],
+        *,
+        live: Follower | None,
+        read_unknown: bool,
+        now: float,
+    ) -> list[Follower]:
+        """Classify the siblings of ``slot``; return followers for intermediates, oldest first.
+
+        ``live`` is the file now at ``slot``: a sibling starting with its current bytes is a copy
+        of it that logrotate has not truncated yet (we read those bytes from the live file).
+        """
+        followers = list(followers)
+        tracked = {f.key for f in followers if f.fd >= 0}
+        known = _known_prefixes(followers, self.seen.values())
+        present: set[FileKey] = set()
+        adopted: list[tuple[tuple[int, int, str], Follower]] = []
+        for path in self.rule.siblings(slot, listing):
+            try:
+                st = os.stat(path)
+            except OSError:
+                continue
+            key = file_key(st)
+            present.add(key)
+            if key in tracked or self._unchanged(key, st):
+                continue
+            follower = self._classify(
+                slot, path, known, live, tracked, read_unknown=read_unknown, now=now
+            )
+            if follower is not None:
+                adopted.append((_age_key(path, st), follower))
+        if listing.unchanged(os.path.dirname(slot)):
+            self._prune(slot, present)
+        adopted.sort(key=lambda item: item[0])
+        return [follower for _, follower in adopted]
+
+    def find_copy(
+        self, follower: Follower, slot: str, listing: DirListing, followers: Iterable[Follower]
+    ) -> tuple[int, os.stat_result] | None:
+        """An open sibling holding ``follower``'s bytes up to its read position, and more."""
+        if follower.prefix.length == 0 or not follower.tail:
+            return None
+        tracked = {f.key for f in followers if f.fd >= 0}
+        candidates: list[tuple[int, str]] = []
+        for path in self.rule.siblings(slot, listing):
+            try:
+                st = os.stat(path)
+            except OSError:
+                continue
+            if file_key(st) not in tracked and st.st_size >= follower.prefix.length:
+                candidates.append((st.st_mtime_ns, path))
+        for _, path in sorted(candidates, reverse=True):
+            found = self._try_copy(follower, slot, path, tracked)
+            if found is not None:
+                return found
+        return None
+
+    def remember(self, slot: str, follower: Follower) -> None:
+        """A sibling read to its end (or a rotated file we closed): never read it again."""
+        try:
+            st = os.fstat(follower.fd)
+            prefix = Prefix.of(follower.fd, st.st_size)
+        except OSError:
+            return
+        self.seen[follower.key] = SeenEntry(
+            slot, *follower.key, prefix, follower.read_pos, st.st_mtime_ns, follower.line_no
+        )
+
+    def closed_match(self, fd: int, st: os.stat_result) -> SeenEntry | None:
+        """The ``seen`` record of this open file, if it is the file that record describes."""
+        entry = self.seen.get(file_key(st))
+        if entry is None or st.st_size < entry.size:
+            return None
+        try:
+            return entry if entry.prefix.matches(fd, st.st_size) else None
+        except OSError:
+            return None
+
+    def _unchanged(self, key: FileKey, st: os.stat_result) -> bool:
+        entry = self.seen.get(key)
+        return entry is not None and entry.size == st.st_size and entry.mtime_ns == st.st_mtime_ns
+
+    def _classify(
+        self,
+        slot: str,
+        path: str,
+        known: dict[int, set[str]],
+        live: Follower | None,
+        tracked: set[FileKey],
+        *,
+        read_unknown: bool,
+        now: float,
+    ) -> Follower | None:
+        try:
+            fd, st = open_file(path)
+        except FileNotFoundError:
+            return None  # renamed away since the listing: the next scan sees it
+        except OSError as exc:
+            self.stats.count_error(exc)
+            return None
+        try:
+            if file_key(st) in tracked:
+                return None  # a rotation renamed a followed file to this name meanwhile
+            entry = self.closed_match(fd, st)
+            if entry is not None and not (read_unknown and st.st_size > entry.size):
+                self.seen[file_key(st)] = SeenEntry(
+                    slot, *file_key(st), entry.prefix, entry.size, st.st_mtime_ns, entry.line_no
+                )
+            elif entry is None and (not read_unknown or _is_copy(fd, known, live)):
+                self._remember_unread(slot, fd, st)
+            else:
+                # An intermediate rotation, or a finished file that a late writer grew again.
+                follower = Follower(
+                    slot,
+                    fd,
+                    st,
+                    max_line=self.max_line,
+                    now=now,
+                    stats=self.stats,
+                    offset=entry.size if entry else 0,
+                    line_no=entry.line_no if entry else 0,
+                    prefix=entry.prefix if entry else EMPTY_PREFIX,
+                )
+                follower.detached_at = now
+                self.seen.pop(file_key(st), None)
+                self.stats.intermediates_read += 1
+                fd = -1
+                return follower
+        except OSError as exc:
+            self.stats.count_error(exc)
+        finally:
+            close_quietly(fd)
+        return None
+
+    def _try_copy(
+        self, follower: Follower, slot: str, path: str, tracked: set[FileKey]
+    ) -> tuple[int, os.stat_result] | None:
+        try:
+            fd, st = open_file(path)
+        except OSError:
+            return None
+        try:
+            if file_key(st) not in tracked and follower.prefix.matches(fd, st.st_size):
+                pos = follower.read_pos
+                held = read_at(fd, len(follower.tail), pos - len(follower.tail))
+                if st.st_size > pos and held == follower.tail:
+                    self.stats.copies_read += 1
+                    found = fd
+                    fd = -1
+                    return found, st
+                self._remember_unread(slot, fd, st)
+        except OSError as exc:
+            self.stats.count_error(exc)
+        finally:
+            close_quietly(fd)
+        return None
+
+    def _remember_unread(self, slot: str, fd: int, st: os.stat_result) -> None:
+        prefix = Prefix.of(fd, st.st_size)
+        self.seen[file_key(st)] = SeenEntry(
+            slot, *file_key(st), prefix, st.st_size, st.st_mtime_ns, 0
+        )
+
+    def _prune(self, slot: str, present: set[FileKey]) -> None:
+        """Forget files gone for good. One scan is not proof: a rotation renaming every sibling
+        (``.3`` → ``.4`` …) between our listing and our ``stat`` hides a file from that scan,
+        and forgetting it would make it "unknown", then re-read, at the next scan. So only
+        scans during which the directory did not change count, and it takes several."""
+        for key, entry in list(self.seen.items()):
+            if entry.slot != slot:
+                continue
+            if key in present:
+                self._misses.pop(key, None)
+                continue
+            self._misses[key] = self._misses.get(key, 0) + 1
+            if self._misses[key] >= _PRUNE_AFTER_MISSES:
+                del self.seen[key]
+                del self._misses[key]
+
+
+def _known_prefixes(
+    followers: Iterable[Follower], seen: Iterable[SeenEntry]
+) -> dict[int, set[str]]:
+    known: dict[int, set[str]] = {}
+    prefixes = [f.prefix for f in followers] + [e.prefix for e in seen]
+    for prefix in prefixes:
+        if prefix.length >= _MIN_COPY_PREFIX:
+            known.setdefault(prefix.length, set()).add(prefix.digest)
+    return known
+
+
+def _is_copy(fd: int, known: dict[int, set[str]], live: Follower | None) -> bool:
+    """Whether the open sibling starts like a file we know, or like the live file right now."""
+    head = read_at(fd, PREFIX_BYTES, 0)
+    if any(
+        len(head) >= length and digest(head[:length]) in digests
+        for length, digests in known.items()
+    ):
+        return True
+    if live is None or live.fd < 0 or not head:
+        return False
+    live_head = read_at(live.fd, PREFIX_BYTES, 0)
+    common = min(len(head), len(live_head))
+    # Enough shared bytes to be sure: 64, or all of a sibling shorter than that.
+    return common >= min(_MIN_COPY_PREFIX, len(head)) and head[:common] == live_head[:common]
+
+
+def _age_key(path: str, st: os.stat_result) -> tuple[int, int, str]:
+    """Oldest first: by mtime, then (same clock tick) higher number first (``.3``, ``.2``)."""
+    suffix = path.rsplit(".", 1)[-1]
+    rank = -int(suffix) if suffix.isdigit() and len(suffix) <= 6 else 0
+    return (st.st_mtime_ns, rank, path)
