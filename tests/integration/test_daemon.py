@@ -30,8 +30,9 @@ def test_serves_metrics_on_a_machine_without_gpu_or_engine(tmp_path: Path) -> No
             or "GPU" in status["sources"]["gpus"]["reason"]
         )
         assert d.get("/").status_code == 200
+        # The shared kernel ring may hold faults from other tests: only the shape is checked.
         events = d.get("/api/v1/events?limit=5").json()["events"]
-        assert isinstance(events, list) and len(events) <= 5  # the shared kernel ring may hold faults
+        assert isinstance(events, list) and len(events) <= 5
     finally:
         code, _ = d.terminate()
     assert code == 0
