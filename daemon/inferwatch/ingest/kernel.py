@@ -9,6 +9,8 @@ ran for weeks has a ring full of old faults.
 
 from __future__ import annotations
 
+import time
+import zlib
 from collections.abc import Awaitable, Callable
 
 from inferwatch.clock import Clock
@@ -17,7 +19,7 @@ from inferwatch.derive.kernel_effects import KernelInput
 from inferwatch.derive.kernel_metrics import KERNEL_METRICS
 from inferwatch.derive.kernel_pipeline import KernelPipeline, PipelineSettings
 from inferwatch.model import Event, LineRecord
-from inferwatch.parsers.kernel import parse_kmsg_record
+from inferwatch.parsers.kernel import parse_kernel_line, parse_kmsg_record
 from inferwatch.parsers.kernel_misc import might_be_misc
 from inferwatch.parsers.xid import might_be_gpu_record
 from inferwatch.sources.journald import JournalRecord
@@ -67,6 +69,8 @@ class KernelIngest:
             )
         if not (might_be_gpu_record(record.text) or might_be_misc(record.text)):
             return None
+        if record.mono_at is None:
+            return self._text_input(record)
         kmsg = parse_kmsg_record(record.text)
         if kmsg is None:
             return None
@@ -76,6 +80,32 @@ class KernelIngest:
         key = f"{self.boot_id}:{kmsg.seq}"
         return self._input(
             record.source, kmsg.seq, at, kmsg.message, key, facility=line.facility, level=line.level
+        )
+
+    def _text_input(self, record: LineRecord) -> KernelInput | None:
+        """A line of a saved kernel log (kern.log, dmesg output): time from its own prefix."""
+        line = parse_kernel_line(record.text)
+        if line.continuation:
+            return None
+        at: float | None = None
+        if line.wall is not None:
+            wall = line.wall
+            if line.year_missing:
+                wall = line.wall_in_year(time.gmtime(self.clock.time()).tm_year) or wall
+            if wall.tzinfo is None:
+                wall = wall.astimezone()  # naive syslog/dmesg -T times are the host's local time
+            at = wall.timestamp()
+        if at is None or at > self.clock.time() + 86400:
+            at = record.read_at
+        key = f"{record.path}:{record.line_no}:{zlib.crc32(record.text.encode()):08x}"
+        return self._input(
+            record.source,
+            record.line_no,
+            at,
+            line.message,
+            key,
+            facility=line.facility,
+            level=line.level,
         )
 
     def _input(

@@ -110,14 +110,14 @@ def build_kernel(ctx: BuildContext) -> Built:
             source = JournaldSource(ctx.clock, checkpoint=checkpoint)
         else:
             reasons.append("journald is not running here (no /run/systemd/journal)")
+    if source is None and cfg.source in ("auto", "file") and cfg.path is not None:
+        source = FileLinesSource(
+            "kernel", (str(cfg.path),), ctx.clock, checkpoint=checkpoint, watcher=ctx.watcher
+        )
     if source is not None:
         return Built(sources=[source], line_handlers={"kernel": ingest}, ticks=[ingest.tick])
     if cfg.source in ("auto", "file"):
-        reasons.append(
-            f"kernel.path {cfg.path} is not followed yet in this version"
-            if cfg.path
-            else "no kernel.path configured"
-        )
+        reasons.append("no kernel.path configured")
     return Built(sources=[Unavailable("kernel", "no kernel log readable: " + "; ".join(reasons))])
 
 
