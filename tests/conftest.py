@@ -49,3 +49,12 @@ def require_tool(path: str) -> str:
         pytest.fail(message)
     pytest.skip(message)
     raise AssertionError  # unreachable
+
+
+def pytest_addoption(parser: pytest.Parser) -> None:
+    parser.addoption(
+        "--update-golden",
+        action="store_true",
+        default=False,
+        help="rewrite the golden files under tests/golden instead of comparing with them",
+    )

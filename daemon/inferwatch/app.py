@@ -27,11 +27,12 @@ from inferwatch.export.collector import StoreCollector
 from inferwatch.export.server import ExportServer, build_registry
 from inferwatch.logsetup import get_logger
 from inferwatch.model import Event
+from inferwatch.rules.service import RuleService, default_external_labels
 from inferwatch.runtime.blocking import BlockingPool
 from inferwatch.runtime.scheduler import LiveScheduler
 from inferwatch.runtime.sdnotify import Notifier
 from inferwatch.runtime.supervisor import Supervisor
-from inferwatch.runtime.watch import FileWatcher
+from inferwatch.runtime.watch import FileWatcher, Subscription
 from inferwatch.sources.base import Checkpointed
 from inferwatch.sources.registry import BuildContext, Built, build_all
 from inferwatch.statedir import EVENTS_FILE, SNAPSHOT_FILE
@@ -73,6 +74,14 @@ class Daemon:
         self.scheduler = LiveScheduler(on_error=self._job_failed)
         self.events: EventLog | None = None
         self.watcher = FileWatcher()
+        self.rules = RuleService(
+            self.store,
+            clock,
+            config.rule_files,
+            external_labels=default_external_labels(config.external_labels),
+            state_dir=state_dir,
+        )
+        self._rule_watch: list[Subscription] = []
         self.server: ExportServer | None = None
         self.built = Built()
         self.problems: list[str] = []
@@ -84,11 +93,16 @@ class Daemon:
 
     # -- life cycle -------------------------------------------------------------------------
     async def run(self) -> int:
+        self.rules.load()  # first: rules say how much history the restored series must keep
         self._restore()
+        self.rules.restore()
+        self.store.on_change(self.rules.on_change)
         self.telemetry.build_info()
         host, port = split_listen(self.listen)
         registry = build_registry(StoreCollector(self.store, self.clock))
-        self.server = ExportServer(registry, self.status, self._query_events, self._scraped)
+        self.server = ExportServer(
+            registry, self.status, self._query_events, self._scraped, alerts=self.rules.alerts_doc
+        )
         try:
             bound = await self.server.start(host, port)
         except OSError as exc:
@@ -96,6 +110,7 @@ class Daemon:
             self._close_state()
             return 1
         self.watcher.start()
+        self._watch_rules()
         self._start_sources()
         self._schedule()
         self.scheduler.start()
@@ -169,6 +184,7 @@ class Daemon:
                 self.checkpoints[str(getattr(source, "name", ""))] = source.checkpoint()
         payload = snapshot.dump(self.store, dict(self.checkpoints), now)
         await self.pool.run(timeout, snapshot.write_atomic, self.state_dir / SNAPSHOT_FILE, payload)
+        await self.pool.run(timeout, self.rules.save)
         self.last_snapshot = now
         self.telemetry.snapshot_ok(now)
 
@@ -223,6 +239,8 @@ class Daemon:
         await self.write_snapshot()
         await self._stop_sources()
         self.config = new
+        self.rules.load(new.rule_files)
+        self._watch_rules()
         self._start_sources()
         log.info("config reloaded", config=str(self.config_path))
         self.notifier.ready("reloaded")
@@ -239,7 +257,29 @@ class Daemon:
         self.store.tick()
         for tick in self.built.ticks:
             await tick()
+        self.rules.tick()
         self.telemetry.store_size()
+
+    def _watch_rules(self) -> None:
+        """Hot reload: a change in a rule file's directory reloads the rules (debounced)."""
+        for sub in self._rule_watch:
+            sub.close()
+        self._rule_watch = []
+        pending: list[asyncio.TimerHandle] = []
+
+        def changed() -> None:
+            for handle in pending:
+                handle.cancel()
+            pending.clear()
+            pending.append(asyncio.get_running_loop().call_later(0.5, self._reload_rules))
+
+        for directory in sorted({str(Path(f).parent) for f in self.rules.files}):
+            self._rule_watch.append(self.watcher.subscribe(directory, changed))
+
+    def _reload_rules(self) -> None:
+        before = list(self.rules.files)
+        if self.rules.load() and before != self.rules.files:
+            self._watch_rules()
 
     async def _prune_events(self) -> None:
         if self.events is not None:
@@ -289,4 +329,5 @@ class Daemon:
             "queues": self.bus.depth(),
             "last_snapshot": self.last_snapshot,
             "problems": self.problems,
+            "rules": self.rules.status(),
         }

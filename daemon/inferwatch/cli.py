@@ -63,7 +63,22 @@ def cmd_check(args: argparse.Namespace) -> int:
         return 2
     where = args.config or "embedded defaults"
     print(f"{where}: OK")
-    return 0
+    return _check_rules(args.rules) if args.rules else 0
+
+
+def _check_rules(patterns: list[str]) -> int:
+    """``check --rules``: every rule file, one located line per problem; exit 2 on any."""
+    from inferwatch.rules.loader import expand_rule_paths, load_rule_file
+
+    paths, problems = expand_rule_paths(patterns)
+    for path in paths:
+        groups, found = load_rule_file(path)
+        problems.extend(found)
+        if not found:
+            print(f"{path}: OK ({sum(len(g.rules) for g in groups)} rules)")
+    for problem in problems:
+        print(problem)
+    return 2 if problems else 0
 
 
 def cmd_replay(args: argparse.Namespace) -> int:
@@ -92,6 +107,16 @@ def cmd_replay(args: argparse.Namespace) -> int:
         if not Path(name).is_file():
             print(f"replay: {name}: no such file", file=sys.stderr)
             return 2
+    from inferwatch.rules.loader import load_rule_files
+    from inferwatch.rules.rule_paths import expand_rule_paths
+
+    paths, problems = expand_rule_paths(args.rules or config.rule_files)
+    rule_set, found = load_rule_files(paths)
+    problems += found
+    for problem in problems:
+        print(problem, file=sys.stderr)
+    if problems:
+        return 2
     year = args.year or datetime.datetime.now(tz).year
     writer = Writer(sys.stdout, args.format, tz)
     replay = Replay(
@@ -100,6 +125,10 @@ def cmd_replay(args: argparse.Namespace) -> int:
         TimeContext(year=year, tz=tz),
         eval_step=args.eval_step,
         settings=PipelineSettings(correlation_window=config.kernel.correlation_window),
+        engine_names={p: e.name for e in config.engines for p in e.log},
+        rule_set=rule_set,
+        external_labels=dict(config.external_labels),
+        engine_thresholds={e.name: (e.decode_anchor, e.anchor_min_mal) for e in config.engines},
     )
     asyncio.run(replay.run())
     doc, text = replay.summary()
@@ -123,6 +152,27 @@ def cmd_status(args: argparse.Namespace) -> int:
         print(f"cannot reach inferwatch at {url}: {exc}", file=sys.stderr)
         return 1
     print(json.dumps(response.json(), indent=2))
+    return 0
+
+
+def cmd_test_rules(args: argparse.Namespace) -> int:
+    from inferwatch.rules.testrunner import main as run_rule_tests
+
+    return run_rule_tests(args.files)
+
+
+def cmd_export(args: argparse.Namespace) -> int:
+    from inferwatch.rules.export import ExportError, export_prometheus_rules
+
+    try:
+        text = export_prometheus_rules()
+    except ExportError as exc:
+        print(f"inferwatch export: {exc}", file=sys.stderr)
+        return 1
+    if args.output:
+        Path(args.output).write_text(text, encoding="utf-8")
+    else:
+        sys.stdout.write(text)
     return 0
 
 
@@ -169,11 +219,12 @@ def build_parser() -> argparse.ArgumentParser:
     replay.add_argument("--tz", default="UTC")
     replay.add_argument("--eval-step", type=float, default=10.0)
 
-    tr = add("test-rules", cmd_not_yet, "Run promtool-format rule unit tests.")
+    tr = add("test-rules", cmd_test_rules, "Run promtool-format rule unit tests.")
     tr.add_argument("files", nargs="+", metavar="FILE")
 
-    export = add("export", cmd_not_yet, "Export artefacts for other tools.")
+    export = add("export", cmd_export, "Export artefacts for other tools.")
     export.add_argument("what", choices=["prometheus-rules"])
+    export.add_argument("--output", metavar="F", help="write to F instead of stdout")
 
     nt = add("notify-test", cmd_not_yet, "Send a test notification through a receiver.")
     nt.add_argument("--receiver", required=True)

@@ -15,6 +15,7 @@ from inferwatch.store.tsdb import SeriesStore
 
 BUILD_INFO = "inferwatch_build_info"
 SOURCE_UP = "inferwatch_source_up"
+SOURCE_NO_DATA = "inferwatch_source_no_data"
 SOURCE_ERRORS = "inferwatch_source_errors_total"
 RECORDS_DROPPED = "inferwatch_records_dropped_total"
 RECORDS_READ = "inferwatch_records_total"
@@ -25,6 +26,10 @@ SNAPSHOT_SECONDS = "inferwatch_snapshot_last_success_timestamp_seconds"
 _HELP: dict[str, tuple[Kind, str]] = {
     BUILD_INFO: (Kind.GAUGE, "Build information of the running inferwatch; always 1."),
     SOURCE_UP: (Kind.GAUGE, "1 when a source is reading its input, 0 when it cannot."),
+    SOURCE_NO_DATA: (
+        Kind.GAUGE,
+        "1 when a source is idle because its input does not exist here (no GPU, no engine).",
+    ),
     SOURCE_ERRORS: (Kind.COUNTER, "Errors met by a source, by stage and error type."),
     RECORDS_DROPPED: (Kind.COUNTER, "Records dropped because a queue stayed full."),
     RECORDS_READ: (Kind.COUNTER, "Records handed on by a source."),
@@ -44,8 +49,10 @@ class Telemetry:
         labels = make_labels({"version": __version__, "python_version": platform.python_version()})
         self.store.set(BUILD_INFO, labels, 1.0)
 
-    def source_up(self, source: str, up: bool) -> None:
-        self.store.set(SOURCE_UP, make_labels({"source": source}), 1.0 if up else 0.0)
+    def source_up(self, source: str, up: bool, no_data: bool = False) -> None:
+        labels = make_labels({"source": source})
+        self.store.set(SOURCE_UP, labels, 1.0 if up else 0.0)
+        self.store.set(SOURCE_NO_DATA, labels, 1.0 if no_data else 0.0)
 
     def source_error(self, source: str, stage: str, error_type: str) -> None:
         labels = make_labels({"source": source, "stage": stage, "error_type": error_type})

@@ -110,3 +110,18 @@ def test_baseline_increment_looks_old_to_rules() -> None:
     assert set(vs) == {1.0} and len(ts) >= 10
     # Once it exists, later old events count normally.
     assert st.inc_baseline("old_total", labels, 1.0) == 2.0
+
+
+def test_retention_per_metric_name() -> None:
+    st, clock = store()
+    st.retention_s = 60
+    st.require_retention(600, "baseline")
+    for _ in range(300):
+        st.set("baseline", (), 1.0)
+        st.set("other", (), 1.0)
+        clock.advance(1)
+    st.trim(clock.time())
+    base, other = st.get("baseline", ()), st.get("other", ())
+    assert base is not None and other is not None
+    assert len(base) == 300
+    assert len(other) <= 61

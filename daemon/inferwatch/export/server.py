@@ -38,11 +38,14 @@ class ExportServer:
         status: StatusFn,
         events: EventQuery,
         on_scrape: Callable[[float], None] | None = None,
+        *,
+        alerts: StatusFn | None = None,
     ) -> None:
         self.registry = registry
         self.status = status
         self.events = events
         self.on_scrape = on_scrape
+        self.alerts = alerts
         self.app = web.Application()
         self.app.add_routes(
             [
@@ -50,6 +53,7 @@ class ExportServer:
                 web.get("/healthz", self._healthz),
                 web.get("/api/v1/status", self._status),
                 web.get("/api/v1/events", self._events),
+                web.get("/api/v1/alerts", self._alerts),
                 web.get("/", self._page),
             ]
         )
@@ -84,6 +88,9 @@ class ExportServer:
 
     async def _status(self, _request: web.Request) -> web.Response:
         return _json(self.status())
+
+    async def _alerts(self, _request: web.Request) -> web.Response:
+        return _json(self.alerts() if self.alerts is not None else {"alerts": []})
 
     async def _events(self, request: web.Request) -> web.Response:
         q = request.query

@@ -12,6 +12,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from inferwatch.alerts.model import AlertState, AlertTransition
 from inferwatch.clock import FakeClock
 from inferwatch.derive.effects import Effect, apply
 from inferwatch.derive.engine_busy import BusyPeriods
@@ -19,7 +20,7 @@ from inferwatch.derive.engine_log import engine_line_event
 from inferwatch.derive.engine_pipeline import EngineLogPipeline
 from inferwatch.derive.kernel_effects import KernelInput
 from inferwatch.derive.kernel_pipeline import KernelPipeline, PipelineSettings
-from inferwatch.ingest.engine import describe_engine_metrics
+from inferwatch.ingest.engine import ANCHOR, MIN_MAL, describe_engine_metrics
 from inferwatch.ingest.kernel import describe_kernel_metrics
 from inferwatch.model import Event
 from inferwatch.parsers.engine_records import EngineRecord as EngineRecordTypes
@@ -32,9 +33,13 @@ from inferwatch.replay.timeline import (
     kernel_records,
     merged,
 )
+from inferwatch.rules.evaluator import RuleManager
+from inferwatch.rules.ruleset import RuleSet
 from inferwatch.runtime.scheduler import VirtualScheduler
+from inferwatch.store.labels import Labels, make_labels
 from inferwatch.store.tsdb import SeriesStore
 
+DEFAULT_THRESHOLDS = (90.0, 2.4)  # engines[].decode_anchor, engines[].anchor_min_mal defaults
 MAX_GAP_S = 25 * 3600.0  # longer than any rule range shipped (24 h baselines)
 
 
@@ -63,6 +68,9 @@ class Replay:
         eval_step: float = 10.0,
         settings: PipelineSettings | None = None,
         engine_names: dict[str, str] | None = None,
+        rule_set: RuleSet | None = None,
+        external_labels: dict[str, str] | None = None,
+        engine_thresholds: dict[str, tuple[float, float]] | None = None,
     ) -> None:
         self.inputs = inputs
         self.writer = writer
@@ -76,8 +84,15 @@ class Replay:
         self.engines: dict[str, EngineLogPipeline] = {}
         self.engine_names = dict(engine_names or {})
         self.result = ReplayResult()
+        self.thresholds = dict(engine_thresholds or {})
         describe_kernel_metrics(self.store)
         describe_engine_metrics(self.store)
+        self.rules: RuleManager | None = None
+        if rule_set is not None and rule_set.groups:
+            self.rules = RuleManager(rule_set, self.store, external_labels or {})
+            for name, need in rule_set.lookback_by_metric().items():
+                self.store.require_retention(need + 600.0, name or None)
+            self.store.on_change(self._on_change)
 
     def streams(self) -> list[Any]:
         out: list[Any] = []
@@ -167,6 +182,39 @@ class Replay:
         self._effects(self.kernel.advance(now))
         for pipeline in self.engines.values():
             self._effects(pipeline.flush(now))
+            anchor, min_mal = self.thresholds.get(pipeline.engine, DEFAULT_THRESHOLDS)
+            labels = make_labels({"engine": pipeline.engine})
+            self.store.set(ANCHOR, labels, anchor, now)
+            self.store.set(MIN_MAL, labels, min_mal, now)
+        if self.rules is not None:
+            self._alerts(self.rules.evaluate_all(now))
+
+    def _on_change(self, name: str, _labels: Labels, _t: float) -> None:
+        """An event counter moved: evaluate the groups reading it now, as the daemon does."""
+        if self.rules is None:
+            return
+        now = self.clock.time()
+        for group in self.rules.rule_set.groups:
+            if group in self.rules.rules_reading(name):
+                self._alerts(self.rules.evaluate_group(group, now))
+
+    def _alerts(self, transitions: list[AlertTransition]) -> None:
+        for tr in transitions:
+            if tr.to_state not in (AlertState.FIRING, AlertState.RESOLVED):
+                continue
+            alert = tr.alert
+            labels = dict(alert.labels)
+            self.result.alerts[f"{alert.name} {tr.to_state.value}"] += 1
+            self.writer.alert(
+                {
+                    "at": iso(tr.at, self.ctx.tz),
+                    "alertname": alert.name,
+                    "state": tr.to_state.value,
+                    "severity": labels.get("severity", ""),
+                    "labels": labels,
+                    "annotations": dict(alert.annotations),
+                }
+            )
 
     def summary(self) -> tuple[dict[str, Any], list[str]]:
         res = self.result

@@ -64,7 +64,7 @@ class Supervisor:
             health.state, health.reason, health.since = state, reason, self.clock.time()
             if state == "no_data":
                 log.warning("cannot see input", source=name, reason=reason)
-        self.telemetry.source_up(name, state == "up")
+        self.telemetry.source_up(name, state == "up", no_data=state == "no_data")
 
     async def _keep_running(self, source: Source, emit: Emit) -> None:
         delay = self.backoff_min

@@ -102,10 +102,9 @@ def restore(path: Path, store: SeriesStore, now: float) -> Restored:
         moved = move_aside(path, str(exc))
         result.problem = f"snapshot {path} unreadable ({exc}); moved to {moved}"
         return result
-    horizon = now - store.retention_s
     for s in series:
-        s.trim(horizon)
         store.restore_series(s)
+    store.trim(now)  # per-metric retention: ask for long ranges (rules) before restoring
     result.series = len(series)
     result.checkpoints = checkpoints
     result.written_at = float(doc.get("written_at") or 0.0)

@@ -48,6 +48,7 @@ class SeriesStore:
         self._listeners: list[ChangeListener] = []
         self.rejected_samples = 0
         self._trimmed_at = -math.inf
+        self._retention_by_name: dict[str, float] = {}
 
     # -- metadata ---------------------------------------------------------------------------
     def describe(self, name: str, kind: Kind, help_text: str) -> None:
@@ -56,9 +57,13 @@ class SeriesStore:
     def meta(self, name: str) -> MetricMeta | None:
         return self._meta.get(name)
 
-    def require_retention(self, seconds: float) -> None:
-        """Keep at least ``seconds`` of history (a rule with a longer range asks for it)."""
-        self.retention_s = max(self.retention_s, seconds)
+    def require_retention(self, seconds: float, name: str | None = None) -> None:
+        """Keep at least ``seconds`` of history, for one metric name or for all (a rule with a
+        longer range asks for it: a 24-h baseline keeps 24 h of that one series only)."""
+        if name is None:
+            self.retention_s = max(self.retention_s, seconds)
+        else:
+            self._retention_by_name[name] = max(self._retention_by_name.get(name, 0.0), seconds)
 
     # -- writing ----------------------------------------------------------------------------
     def _series(self, name: str, labels: Labels, kind: Kind, carry: bool = False) -> Series:
@@ -141,8 +146,9 @@ class SeriesStore:
 
     def trim(self, now: float) -> None:
         self._trimmed_at = now
-        horizon = now - self.retention_s
-        for family in self._by_name.values():
+        for name, family in self._by_name.items():
+            keep = max(self.retention_s, self._retention_by_name.get(name, 0.0))
+            horizon = now - keep
             for s in family.values():
                 s.trim(horizon)
 

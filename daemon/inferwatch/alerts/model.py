@@ -1,0 +1,105 @@
+"""Alerts and their transitions, as the notification pipeline and the API see them.
+
+An alert is identified by its final label set (series labels + templated rule labels +
+``alertname``); annotations are not identity. States are Prometheus's, with the resolved phase
+named: ``PENDING`` while ``for`` runs, ``FIRING``, then ``RESOLVED`` (kept 15 minutes, as
+Prometheus keeps it to resend). ``INACTIVE`` is "no such alert": the state a new alert comes from
+and the state a pending alert returns to when its condition goes away before ``for`` elapsed.
+Sending is not the alert's business: there is no LastSentAt here.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from dataclasses import dataclass
+from enum import StrEnum
+from typing import Any
+
+from inferwatch.rules.ruleset import RuleKey
+from inferwatch.store.labels import Labels
+
+ALERTNAME = "alertname"
+
+
+class AlertState(StrEnum):
+    INACTIVE = "inactive"
+    PENDING = "pending"
+    FIRING = "firing"
+    RESOLVED = "resolved"
+
+
+Annotations = tuple[tuple[str, str], ...]
+"""Sorted (name, text) pairs; unlike labels, an annotation may be empty."""
+
+
+@dataclass(frozen=True, slots=True)
+class Alert:
+    """A snapshot of one alert; times are Unix seconds."""
+
+    rule: RuleKey
+    labels: Labels
+    annotations: Annotations
+    state: AlertState
+    value: float
+    active_at: float
+    fired_at: float | None = None
+    resolved_at: float | None = None
+    keep_firing_since: float | None = None
+    last_eval: float = 0.0
+
+    @property
+    def name(self) -> str:
+        return self.label(ALERTNAME)
+
+    def label(self, name: str) -> str:
+        for k, v in self.labels:
+            if k == name:
+                return v
+        return ""
+
+    def annotation(self, name: str) -> str:
+        for k, v in self.annotations:
+            if k == name:
+                return v
+        return ""
+
+    @property
+    def fingerprint(self) -> str:
+        """A stable id of the label set (16 hex digits), for grouping, dedup and the API."""
+        text = "\xff".join(f"{k}\xfe{v}" for k, v in self.labels)
+        return hashlib.sha256(text.encode()).hexdigest()[:16]
+
+    @property
+    def is_active(self) -> bool:
+        return self.state in (AlertState.PENDING, AlertState.FIRING)
+
+    def to_dict(self) -> dict[str, Any]:
+        """The API's view (``/api/v1/alerts``), Prometheus-like."""
+        return {
+            "labels": dict(self.labels),
+            "annotations": dict(self.annotations),
+            "state": self.state.value,
+            "activeAt": self.active_at,
+            "firedAt": self.fired_at,
+            "resolvedAt": self.resolved_at,
+            "value": self.value,
+            "fingerprint": self.fingerprint,
+        }
+
+
+@dataclass(frozen=True, slots=True)
+class AlertTransition:
+    """An alert changed state at ``at``; ``alert`` is its snapshot after the change."""
+
+    alert: Alert
+    from_state: AlertState
+    to_state: AlertState
+    at: float
+
+    @property
+    def fired(self) -> bool:
+        return self.to_state is AlertState.FIRING
+
+    @property
+    def resolved(self) -> bool:
+        return self.to_state is AlertState.RESOLVED

@@ -1,0 +1,246 @@
+"""The rule manager: evaluates groups over the store and keeps every rule's state.
+
+    manager = RuleManager(rule_set, store, {"host": "gpu1"}, "http://gpu1:9945")
+    transitions = manager.evaluate_all(t)           # or evaluate_group / evaluate_due
+
+It is pure given the time it is handed: no clock reads, no sleeping. A group runs its rules in
+file order; recording rules write gauges into the store that later rules see at once, and each
+rule ends with staleness markers what it stopped producing. Alerting rules go through
+:class:`RuleAlerts` and write ``inferwatch_alerts``/``inferwatch_alerts_for_state`` (or
+``ALERTS``/``ALERTS_FOR_STATE`` for test-rules). A failing rule is recorded and skipped; the
+others still run. Group intervals: the file's ``interval``, else ``default_interval_s`` (1 s in
+the daemon; promtool's tests instead run every group at their ``evaluation_interval``).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+
+from inferwatch.alerts import state as saved
+from inferwatch.alerts.lifecycle import RESOLVED_RETENTION_S, LimitExceeded, RuleAlerts
+from inferwatch.alerts.model import Alert, AlertTransition
+from inferwatch.rules import rule_eval as ev
+from inferwatch.rules.outputs import RuleOutputs
+from inferwatch.rules.promql import DEFAULT_OPTIONS, EvalOptions, Vector, evaluate
+from inferwatch.rules.rule_status import GroupOutcome, RuleError, RuleStatus
+from inferwatch.rules.ruleset import AlertingRule, Rule, RuleGroup, RuleKey, RuleSet
+from inferwatch.rules.templates import QueryResult
+from inferwatch.store.tsdb import SeriesStore
+
+DEFAULT_INTERVAL_S = 1.0
+
+__all__ = ["DEFAULT_INTERVAL_S", "GroupOutcome", "RuleError", "RuleManager", "RuleStatus"]
+
+
+@dataclass(slots=True)
+class _RuleState:
+    outputs: RuleOutputs = field(default_factory=RuleOutputs)
+    alerts: RuleAlerts | None = None
+    health: str = "unknown"
+    last_error: str = ""
+    last_eval: float | None = None
+
+
+StateKey = tuple[RuleKey, bool, int]
+"""A rule's state: its key, whether it alerts, and which of identical rules in a group it is."""
+
+
+class RuleManager:
+    def __init__(
+        self,
+        rule_set: RuleSet,
+        store: SeriesStore,
+        external_labels: Mapping[str, str] | None = None,
+        external_url: str = "",
+        *,
+        options: EvalOptions = DEFAULT_OPTIONS,
+        default_interval_s: float = DEFAULT_INTERVAL_S,
+        series: ev.AlertSeries = ev.AlertSeries(),  # noqa: B008 (frozen)
+        resolved_retention_s: float = RESOLVED_RETENTION_S,
+        restore_policy: saved.RestorePolicy = saved.RestorePolicy(),  # noqa: B008 (frozen)
+    ) -> None:
+        self.store = store
+        self.external_labels = dict(external_labels or {})
+        self.external_url = external_url
+        self.options = options
+        self.default_interval_s = default_interval_s
+        self.series = series
+        self.resolved_retention_s = resolved_retention_s
+        self.restore_policy = restore_policy
+        self._queries = ev.QueryCache()
+        self._rule_set = RuleSet()
+        self._states: dict[StateKey, _RuleState] = {}
+        self._group_last: dict[tuple[str, str], float] = {}
+        self._reading: dict[str, frozenset[RuleGroup]] = {}
+        self._restore: dict[RuleKey, list[Alert]] = {}
+        self._saved_at = 0.0
+        self.swap(rule_set, 0.0)
+
+    @property
+    def rule_set(self) -> RuleSet:
+        return self._rule_set
+
+    # -- rule sets ----------------------------------------------------------------------------
+    def swap(self, rule_set: RuleSet, t: float | None = None) -> list[AlertTransition]:
+        """Install a new rule set, keeping the state of rules that still exist (same file,
+        group, name, expression and labels). Removed rules end their series; their firing
+        alerts resolve (returned)."""
+        now = self.store.clock.time() if t is None else t
+        old = self._states
+        self._states = {}
+        for key in _state_keys(rule_set):
+            state = old.pop(key, None)
+            if state is None:
+                state = _RuleState(alerts=RuleAlerts(key[0]) if key[1] else None)
+            self._states[key] = state
+        gone: list[AlertTransition] = []
+        for state in old.values():
+            if state.alerts is not None:
+                gone.extend(state.alerts.clear(now))
+            state.outputs.retire(self.store, now)
+        groups = {(g.file, g.name) for g in rule_set.groups}
+        self._group_last = {k: v for k, v in self._group_last.items() if k in groups}
+        self._rule_set = rule_set
+        self._reading = {}
+        return gone
+
+    def interval_of(self, group: RuleGroup) -> float:
+        return group.interval_s or self.default_interval_s
+
+    def rules_reading(self, metric: str) -> set[RuleGroup]:
+        """Groups to evaluate when ``metric`` changes: those reading it, and those reading what
+        those record (transitively)."""
+        found = self._reading.get(metric)
+        if found is None:
+            found = frozenset(self._rule_set.groups_reading(metric))
+            self._reading[metric] = found
+        return set(found)
+
+    # -- evaluation ---------------------------------------------------------------------------
+    def evaluate_all(self, t: float) -> list[AlertTransition]:
+        out: list[AlertTransition] = []
+        for group in self._rule_set.groups:
+            out.extend(self.evaluate_group(group, t))
+        return out
+
+    def evaluate_due(self, t: float) -> list[AlertTransition]:
+        """Evaluate, in file order, the groups whose interval has elapsed since their last run."""
+        out: list[AlertTransition] = []
+        for group in self._rule_set.groups:
+            last = self._group_last.get((group.file, group.name))
+            if last is None or t < last or t - last >= self.interval_of(group) - 1e-9:
+                out.extend(self.evaluate_group(group, t))
+        return out
+
+    def evaluate_group(self, group: RuleGroup, t: float) -> list[AlertTransition]:
+        return list(self.evaluate_group_outcome(group, t).transitions)
+
+    def evaluate_group_outcome(self, group: RuleGroup, t: float) -> GroupOutcome:
+        ts = t - group.query_offset_s
+        query = ev.template_query(self.store, ts, self.options, self._queries)
+        transitions: list[AlertTransition] = []
+        errors: list[RuleError] = []
+        for rule, key in zip(group.rules, _group_keys(group), strict=True):
+            state = self._states[key]
+            failure = ""
+            try:
+                vec = ev.as_vector(evaluate(rule.query, self.store, ts, self.options))
+                if isinstance(rule, AlertingRule):
+                    transitions.extend(self._alerting(group, rule, state, vec, query, t))
+                else:
+                    state.outputs.write(self.store, ev.recorded(rule, vec, group.limit), t)
+            except LimitExceeded as exc:
+                transitions.extend(exc.transitions)
+                failure = str(exc)
+            except Exception as exc:  # one failing rule never stops the others
+                failure = str(exc) or type(exc).__name__
+            state.health, state.last_error, state.last_eval = (
+                ("err" if failure else "ok"),
+                failure,
+                t,
+            )
+            if failure:
+                errors.append(RuleError(group.file, group.name, rule.name, t, failure))
+        self._group_last[(group.file, group.name)] = t
+        return GroupOutcome(tuple(transitions), tuple(errors))
+
+    def _alerting(
+        self,
+        group: RuleGroup,
+        rule: AlertingRule,
+        state: _RuleState,
+        vec: Vector,
+        query: Callable[[str], QueryResult],
+        t: float,
+    ) -> list[AlertTransition]:
+        assert state.alerts is not None
+        found = ev.candidates(rule, vec, self.external_labels, self.external_url, query)
+        for alert in self._restore.pop(rule.key, ()):
+            back = saved.restored(alert, t, rule.for_s, self._saved_at, self.restore_policy)
+            if back is not None:
+                state.alerts.insert(back)
+        out = state.alerts.apply(found, t, rule.for_s, rule.keep_firing_for_s, group.limit,
+                                 self.resolved_retention_s)  # fmt: skip
+        state.outputs.write(self.store, ev.alert_rows(rule, state.alerts.active(), self.series), t)
+        return out
+
+    # -- alerts and status --------------------------------------------------------------------
+    def alerts(self, include_resolved: bool = False) -> list[Alert]:
+        out: list[Alert] = []
+        for state in self._states.values():
+            if state.alerts is not None:
+                held = state.alerts.alerts() if include_resolved else state.alerts.active()
+                out.extend(held)
+        return out
+
+    def active_alerts(self) -> list[Alert]:
+        return self.alerts()
+
+    def firing(self, alertname: str) -> list[Alert]:
+        return [a for a in self.alerts() if a.name == alertname and a.state.value == "firing"]
+
+    def rule_status(self) -> list[RuleStatus]:
+        out = []
+        for group, rule, state in self._walk():
+            kind = "alerting" if isinstance(rule, AlertingRule) else "recording"
+            out.append(RuleStatus(group.file, group.name, rule.name, kind, state.health,
+                                  state.last_error, state.last_eval))  # fmt: skip
+        return out
+
+    def _walk(self) -> list[tuple[RuleGroup, Rule, _RuleState]]:
+        out = []
+        for group in self._rule_set.groups:
+            for rule, key in zip(group.rules, _group_keys(group), strict=True):
+                out.append((group, rule, self._states[key]))
+        return out
+
+    # -- persistence --------------------------------------------------------------------------
+    def to_json(self, saved_at: float | None = None) -> str:
+        """Every pending and firing alert, for :meth:`from_json` after a restart."""
+        at = self.store.clock.time() if saved_at is None else saved_at
+        return saved.encode(self.alerts(), at)
+
+    def from_json(self, text: str) -> int:
+        """Queue saved alerts for restoring at each rule's next evaluation (call before the
+        first one); returns how many were read. Raises :class:`StateError`."""
+        saved_at, alerts = saved.decode(text)
+        self._saved_at = saved_at
+        self._restore = {}
+        for alert in alerts:
+            self._restore.setdefault(alert.rule, []).append(alert)
+        return len(alerts)
+
+
+def _group_keys(group: RuleGroup) -> list[StateKey]:
+    keys: list[StateKey] = []
+    seen: dict[tuple[RuleKey, bool], int] = {}
+    for rule in group.rules:
+        kind = (rule.key, isinstance(rule, AlertingRule))
+        n = seen[kind] = seen.get(kind, -1) + 1
+        keys.append((*kind, n))
+    return keys
+
+
+def _state_keys(rule_set: RuleSet) -> list[StateKey]:
+    return [key for group in rule_set.groups for key in _group_keys(group)]

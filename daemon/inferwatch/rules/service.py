@@ -1,0 +1,193 @@
+"""The rules engine inside the running daemon.
+
+Loads the configured rule files (a bad file keeps the last good rule set and raises
+``InferwatchRulesReloadFailed`` through ``inferwatch_rules_last_reload_success 0``), evaluates
+groups on their interval from the daemon's 1-s tick **and** as soon as an event counter that a
+group reads moves (a kernel fault reaches the alert pipeline within milliseconds), keeps alert
+state across restarts, and hands every transition to the notification sink.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import socket
+from collections.abc import Callable, Iterable
+from pathlib import Path
+from typing import Any
+
+from inferwatch.alerts.model import Alert, AlertTransition
+from inferwatch.clock import Clock
+from inferwatch.errors import Problem
+from inferwatch.logsetup import get_logger
+from inferwatch.rules.evaluator import RuleManager
+from inferwatch.rules.loader import load_rule_files
+from inferwatch.rules.rule_paths import expand_rule_paths
+from inferwatch.rules.ruleset import RuleSet
+from inferwatch.store.labels import Labels
+from inferwatch.store.series import Kind
+from inferwatch.store.snapshot import write_atomic
+from inferwatch.store.tsdb import SeriesStore
+
+log = get_logger(__name__)
+RELOAD_OK = "inferwatch_rules_last_reload_success"
+RELOAD_AT = "inferwatch_rules_last_reload_success_timestamp_seconds"
+EVAL_SECONDS = "inferwatch_rules_evaluation_duration_seconds"
+TRANSITIONS = "inferwatch_alert_transitions_total"
+STATE_FILE = "alerts.json"
+Sink = Callable[[list[AlertTransition]], None]
+
+
+def default_external_labels(configured: dict[str, str]) -> dict[str, str]:
+    labels = dict(configured)
+    labels.setdefault("host", socket.gethostname())
+    return labels
+
+
+class RuleService:
+    def __init__(
+        self,
+        store: SeriesStore,
+        clock: Clock,
+        patterns: Iterable[str],
+        *,
+        external_labels: dict[str, str],
+        state_dir: Path | None,
+        sink: Sink | None = None,
+    ) -> None:
+        self.store = store
+        self.clock = clock
+        self.patterns = list(patterns)
+        self.state_dir = state_dir
+        self.sink = sink
+        self.problems: list[Problem] = []
+        self.files: list[str] = []
+        self.manager = RuleManager(RuleSet(), store, external_labels)
+        self._pending: set[str] = set()
+        self._scheduled = False
+        store.describe(RELOAD_OK, Kind.GAUGE, "1 when the last load of the rule files succeeded.")
+        store.describe(RELOAD_AT, Kind.GAUGE, "Unix time of the last successful rule load.")
+        store.describe(EVAL_SECONDS, Kind.GAUGE, "Seconds the last rule evaluation took.")
+        store.describe(TRANSITIONS, Kind.COUNTER, "Alert state changes, by alert and new state.")
+
+    # -- loading --------------------------------------------------------------------------------
+    def load(self, patterns: Iterable[str] | None = None) -> bool:
+        """(Re)load the rule files; on any problem keep the running rules and report."""
+        if patterns is not None:
+            self.patterns = list(patterns)
+        paths, problems = expand_rule_paths(self.patterns)
+        rule_set, found = load_rule_files(paths)
+        problems += found
+        now = self.clock.time()
+        self.problems = problems
+        if problems:
+            for p in problems:
+                log.error("rule file problem; keeping the running rules", problem=str(p))
+            self.store.set(RELOAD_OK, (), 0.0, now)
+            return False
+        self._deliver(self.manager.swap(rule_set, now))
+        self.files = [str(p) for p in paths]
+        self.store.set(RELOAD_OK, (), 1.0, now)
+        self.store.set(RELOAD_AT, (), now, now)
+        for name, need in rule_set.lookback_by_metric().items():
+            self.store.require_retention(need + 600.0, name or None)
+        log.info("rules loaded", files=len(paths), groups=len(rule_set.groups))
+        return True
+
+    # -- evaluation -----------------------------------------------------------------------------
+    def tick(self) -> None:
+        now = self.clock.time()
+        self.store.set(RELOAD_OK, (), 0.0 if self.problems else 1.0, now)
+        self._timed(lambda: self.manager.evaluate_due(now))
+
+    def on_change(self, name: str, _labels: Labels, _t: float) -> None:
+        """A store listener: evaluate the groups reading ``name`` at the next loop turn."""
+        if name == TRANSITIONS or not self.manager.rules_reading(name):
+            return
+        self._pending.add(name)
+        if not self._scheduled:
+            self._scheduled = True
+            try:
+                asyncio.get_running_loop().call_soon(self._evaluate_pending)
+            except RuntimeError:
+                self._evaluate_pending()
+
+    def _evaluate_pending(self) -> None:
+        self._scheduled = False
+        names, self._pending = self._pending, set()
+        groups = set()
+        for name in names:
+            groups |= self.manager.rules_reading(name)
+        now = self.clock.time()
+        ordered = [g for g in self.manager.rule_set.groups if g in groups]
+
+        def run() -> list[AlertTransition]:
+            out: list[AlertTransition] = []
+            for group in ordered:
+                out.extend(self.manager.evaluate_group(group, now))
+            return out
+
+        self._timed(run)
+
+    def _timed(self, run: Callable[[], list[AlertTransition]]) -> None:
+        started = self.clock.monotonic()
+        try:
+            transitions = run()
+        except Exception as exc:  # a broken rule never stops the daemon
+            log.error("rule evaluation failed", error=repr(exc))
+            return
+        self.store.set(EVAL_SECONDS, (), self.clock.monotonic() - started)
+        self._deliver(transitions)
+
+    def _deliver(self, transitions: list[AlertTransition]) -> None:
+        for tr in transitions:
+            labels = (("alertname", tr.alert.name), ("state", tr.to_state.value))
+            self.store.inc(TRANSITIONS, labels, 1.0, tr.at)
+            log.info(
+                "alert " + tr.to_state.value,
+                alertname=tr.alert.name,
+                labels=dict(tr.alert.labels),
+                summary=tr.alert.annotation("summary"),
+            )
+        if transitions and self.sink is not None:
+            self.sink(transitions)
+
+    # -- state ----------------------------------------------------------------------------------
+    def save(self) -> None:
+        if self.state_dir is not None:
+            text = self.manager.to_json(self.clock.time())
+            write_atomic(self.state_dir / STATE_FILE, text.encode())
+
+    def restore(self) -> int:
+        if self.state_dir is None:
+            return 0
+        path = self.state_dir / STATE_FILE
+        try:
+            return self.manager.from_json(path.read_text(encoding="utf-8"))
+        except FileNotFoundError:
+            return 0
+        except (ValueError, OSError) as exc:
+            log.error("alert state unreadable; starting without it", path=str(path), error=str(exc))
+            return 0
+
+    # -- read side ------------------------------------------------------------------------------
+    def alerts_doc(self) -> dict[str, Any]:
+        return {"alerts": [alert_dict(a) for a in self.manager.alerts(include_resolved=True)]}
+
+    def status(self) -> dict[str, Any]:
+        return {
+            "files": self.files,
+            "problems": [str(p) for p in self.problems],
+            "groups": len(self.manager.rule_set.groups),
+        }
+
+
+def alert_dict(alert: Alert) -> dict[str, Any]:
+    return {
+        "labels": dict(alert.labels),
+        "annotations": dict(alert.annotations),
+        "state": alert.state.value,
+        "activeAt": alert.active_at,
+        "firedAt": alert.fired_at,
+        "resolvedAt": alert.resolved_at,
+        "value": alert.value if alert.value == alert.value else None,
+    }

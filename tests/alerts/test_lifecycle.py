@@ -1,0 +1,98 @@
+"""One rule's alerts through evaluations: Prometheus 2.42's states, as transitions."""
+
+from __future__ import annotations
+
+import pytest
+
+from inferwatch.alerts.lifecycle import Candidate, LimitExceeded, RuleAlerts
+from inferwatch.alerts.model import AlertState
+from inferwatch.rules.ruleset import RuleKey
+
+KEY = RuleKey("r.yaml", "g", "A", "x > 0", ())
+L1 = (("alertname", "A"), ("i", "1"))
+L2 = (("alertname", "A"), ("i", "2"))
+P, F, R, NONE = AlertState.PENDING, AlertState.FIRING, AlertState.RESOLVED, AlertState.INACTIVE
+
+
+def c(labels: tuple[tuple[str, str], ...], value: float = 1.0, note: str = "") -> Candidate:
+    return Candidate(labels, (("summary", note),), value)
+
+
+def run(
+    rule: RuleAlerts, present: list[Candidate], ts: float, for_s: float = 0.0, keep: float = 0.0
+):
+    return [(t.from_state, t.to_state) for t in rule.apply(present, ts, for_s, keep)]
+
+
+def test_for_zero_fires_at_once_and_resolves() -> None:
+    r = RuleAlerts(KEY)
+    assert run(r, [c(L1)], 0.0) == [(NONE, F)]
+    assert run(r, [c(L1)], 60.0) == []
+    assert run(r, [], 120.0) == [(F, R)]
+    (a,) = r.alerts()
+    assert (a.state, a.active_at, a.fired_at, a.resolved_at) == (R, 0.0, 0.0, 120.0)
+
+
+def test_for_counts_from_active_at() -> None:
+    r = RuleAlerts(KEY)
+    assert run(r, [c(L1)], 0.0, for_s=180) == [(NONE, P)]
+    assert run(r, [c(L1)], 120.0, for_s=180) == []
+    assert run(r, [c(L1)], 180.0, for_s=180) == [(P, F)]
+    assert r.active()[0].fired_at == 180.0
+
+
+def test_pending_that_goes_away_is_dropped() -> None:
+    r = RuleAlerts(KEY)
+    run(r, [c(L1)], 0.0, for_s=90)
+    assert run(r, [], 60.0, for_s=90, keep=600) == [(P, NONE)]
+    assert len(r) == 0
+
+
+def test_keep_firing_for_counts_from_the_first_miss_with_frozen_annotations() -> None:
+    r = RuleAlerts(KEY)
+    run(r, [c(L1, 1, "one")], 0.0, keep=120)
+    run(r, [c(L1, 2, "two")], 60.0, keep=120)
+    assert run(r, [], 120.0, keep=120) == []
+    assert run(r, [], 180.0, keep=120) == []
+    (a,) = r.active()
+    assert (a.value, a.annotation("summary"), a.keep_firing_since) == (2.0, "two", 120.0)
+    assert run(r, [c(L1, 3, "three")], 240.0, keep=120) == []
+    assert r.active()[0].keep_firing_since is None
+    assert run(r, [], 300.0, keep=120) == []
+    assert run(r, [], 360.0, keep=120) == []
+    assert run(r, [], 420.0, keep=120) == [(F, R)]
+
+
+def test_a_resolved_alert_that_comes_back_starts_over() -> None:
+    r = RuleAlerts(KEY)
+    run(r, [c(L1)], 0.0, for_s=60)
+    run(r, [c(L1)], 60.0, for_s=60)
+    assert run(r, [], 120.0, for_s=60) == [(F, R)]
+    assert run(r, [c(L1)], 180.0, for_s=60) == [(NONE, P)]
+    assert r.active()[0].active_at == 180.0
+
+
+def test_value_and_annotations_follow_while_active() -> None:
+    r = RuleAlerts(KEY)
+    run(r, [c(L1, 1, "a")], 0.0)
+    run(r, [c(L1, 5, "b")], 60.0)
+    (a,) = r.active()
+    assert (a.value, a.annotation("summary"), a.last_eval) == (5.0, "b", 60.0)
+
+
+def test_limit() -> None:
+    r = RuleAlerts(KEY)
+    r.apply([c(L1)], 0.0, 0.0, 0.0, limit=1)
+    with pytest.raises(LimitExceeded, match="exceeded limit of 1 with 2 alerts") as exc:
+        r.apply([c(L1), c(L2)], 60.0, 0.0, 0.0, limit=1)
+    assert [(t.from_state, t.to_state, t.alert.labels) for t in exc.value.transitions] == [
+        (F, R, L1)
+    ]
+    assert len(r) == 0
+
+
+def test_several_alerts_sorted_transitions() -> None:
+    r = RuleAlerts(KEY)
+    out = r.apply([c(L2), c(L1)], 0.0, 0.0, 0.0)
+    assert [t.alert.labels for t in out] == [L1, L2]
+    assert all(t.fired and not t.resolved for t in out)

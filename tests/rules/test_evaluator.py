@@ -1,0 +1,273 @@
+"""The rule manager: recording and alerting rules over the store, on explicit times."""
+
+from __future__ import annotations
+
+import math
+
+from inferwatch.alerts.model import AlertState
+from inferwatch.clock import FakeClock
+from inferwatch.rules.evaluator import RuleManager
+from inferwatch.rules.loader import load_rule_text
+from inferwatch.rules.ruleset import RuleSet
+from inferwatch.store.series import is_stale
+from inferwatch.store.tsdb import SeriesStore
+
+A = (("job", "a"),)
+B = (("job", "b"),)
+
+
+def rules(text: str, path: str = "r.yaml") -> RuleSet:
+    groups, problems = load_rule_text(text, path)
+    assert problems == []
+    return RuleSet(tuple(groups))
+
+
+def store() -> SeriesStore:
+    return SeriesStore(FakeClock(0.0), retention_s=math.inf)
+
+
+def last(s: SeriesStore, name: str, labels: tuple[tuple[str, str], ...]) -> float | None:
+    series = s.get(name, labels)
+    found = series.last() if series is not None else None
+    return None if found is None else found[1]
+
+
+RECORD = """
+groups:
+  - name: g
+    rules:
+      - record: job:x:double
+        expr: x * 2
+      - alert: Big
+        expr: job:x:double > 10
+        for: 1m
+        labels: {severity: warning, where: "{{ $labels.job }}"}
+        annotations: {summary: "{{ $value }} {{ $externalLabels.host }}"}
+"""
+
+
+def test_recording_rules_write_and_later_rules_see_them() -> None:
+    s = store()
+    s.set("x", A, 6.0, 0.0)
+    s.set("x", B, 1.0, 0.0)
+    m = RuleManager(rules(RECORD), s, {"host": "h1"})
+    out = m.evaluate_all(0.0)
+    assert last(s, "job:x:double", A) == 12.0
+    assert [(t.from_state, t.to_state) for t in out] == [(AlertState.INACTIVE, AlertState.PENDING)]
+    alert = out[0].alert
+    assert dict(alert.labels) == {
+        "alertname": "Big",
+        "job": "a",
+        "severity": "warning",
+        "where": "a",
+    }
+    assert dict(alert.annotations) == {"summary": "12 h1"}
+    assert last(s, "inferwatch_alerts", (("alertname", "Big"), ("alertstate", "pending"), *A,
+                                          ("severity", "warning"), ("where", "a"))) == 1.0  # fmt: skip
+    s.set("x", A, 6.0, 60.0)
+    s.set("x", B, 1.0, 60.0)
+    fired = m.evaluate_all(60.0)
+    assert [(t.from_state, t.to_state, t.at) for t in fired] == [
+        (AlertState.PENDING, AlertState.FIRING, 60.0)
+    ]
+    assert fired[0].alert.fired_at == 60.0 and fired[0].alert.active_at == 0.0
+    pending = s.get("inferwatch_alerts", (("alertname", "Big"), ("alertstate", "pending"), *A,
+                                          ("severity", "warning"), ("where", "a")))  # fmt: skip
+    assert pending is not None and is_stale(pending.vs[-1])
+    for_state = (("alertname", "Big"), *A, ("severity", "warning"), ("where", "a"))
+    assert last(s, "inferwatch_alerts_for_state", for_state) == 0.0
+
+
+def test_vanished_recorded_series_get_a_marker_and_alerts_resolve() -> None:
+    s = store()
+    s.set("x", A, 6.0, 0.0)
+    m = RuleManager(rules(RECORD), s)
+    m.evaluate_all(0.0)
+    m.evaluate_all(60.0)
+    s.mark_stale("x", A, 90.0)
+    out = m.evaluate_all(120.0)
+    series = s.get("job:x:double", A)
+    assert series is not None and is_stale(series.vs[-1]) and series.ts[-1] == 120.0
+    assert [(t.from_state, t.to_state) for t in out] == [(AlertState.FIRING, AlertState.RESOLVED)]
+    assert m.active_alerts() == []
+    (resolved,) = m.alerts(include_resolved=True)
+    assert resolved.resolved_at == 120.0
+    m.evaluate_all(120.0 + 900.0)
+    assert m.alerts(include_resolved=True) != []
+    m.evaluate_all(120.0 + 901.0)
+    assert m.alerts(include_resolved=True) == []
+
+
+ERRORS = """
+groups:
+  - name: g
+    rules:
+      - alert: Clash
+        expr: x
+        labels: {job: same}
+      - record: ok
+        expr: sum(x)
+"""
+
+
+def test_a_failing_rule_never_stops_the_others() -> None:
+    s = store()
+    s.set("x", A, 1.0, 0.0)
+    s.set("x", B, 2.0, 0.0)
+    m = RuleManager(rules(ERRORS), s)
+    group = m.rule_set.groups[0]
+    outcome = m.evaluate_group_outcome(group, 0.0)
+    (error,) = outcome.errors
+    assert error.rule == "Clash"
+    assert (
+        error.message
+        == "vector contains metrics with the same labelset after applying alert labels"
+    )
+    assert last(s, "ok", ()) == 3.0
+    health = {st.rule: (st.health, st.last_error) for st in m.rule_status()}
+    assert health["ok"] == ("ok", "") and health["Clash"][0] == "err"
+
+
+INTERVALS = """
+groups:
+  - name: fast
+    rules:
+      - record: fast:x
+        expr: x
+  - name: slow
+    interval: 30s
+    rules:
+      - record: slow:x
+        expr: x
+"""
+
+
+def test_groups_run_at_their_interval() -> None:
+    s = store()
+    m = RuleManager(rules(INTERVALS), s)
+    seen: dict[str, list[float]] = {"fast": [], "slow": []}
+    for t in range(61):
+        s.set("x", (), float(t), float(t))
+        m.evaluate_due(float(t))
+    for name in seen:
+        series = s.get(f"{name}:x", ())
+        assert series is not None
+        seen[name] = list(series.ts)
+    assert seen["fast"] == [float(t) for t in range(61)]
+    assert seen["slow"] == [0.0, 30.0, 60.0]
+    assert m.interval_of(m.rule_set.groups[0]) == 1.0
+
+
+READING = """
+groups:
+  - name: records
+    rules:
+      - record: y:sum
+        expr: sum(inferwatch_y_total)
+  - name: reads-records
+    rules:
+      - alert: YHigh
+        expr: y:sum > 1
+  - name: unrelated
+    rules:
+      - alert: Z
+        expr: z > 1
+  - name: by-regex
+    rules:
+      - alert: Any
+        expr: '{__name__=~"inferwatch_y.*"} > 100'
+"""
+
+
+def test_rules_reading_follows_recorded_series() -> None:
+    m = RuleManager(rules(READING), store())
+    names = {g.name for g in m.rules_reading("inferwatch_y_total")}
+    assert names == {"records", "reads-records", "by-regex"}
+    assert {g.name for g in m.rules_reading("z")} == {"unrelated"}
+    assert m.rules_reading("nothing") == set()
+
+
+PENDING = """
+groups:
+  - name: g
+    rules:
+      - alert: Slow
+        expr: x > 0
+        for: 5m
+      - record: r
+        expr: x
+"""
+
+
+def test_swap_keeps_the_state_of_unchanged_rules() -> None:
+    s = store()
+    s.set("x", (), 1.0, 0.0)
+    m = RuleManager(rules(PENDING), s)
+    m.evaluate_all(0.0)
+    m.swap(rules(PENDING), 60.0)
+    assert [a.active_at for a in m.active_alerts()] == [0.0]
+    changed = PENDING.replace("x > 0", "x > 0.5").replace("- record: r\n        expr: x\n", "")
+    gone = m.swap(rules(changed), 120.0)
+    assert gone == [] and m.active_alerts() == []
+    r = s.get("r", ())
+    assert r is not None and is_stale(r.vs[-1])
+    out = m.evaluate_all(180.0)
+    assert [(t.to_state, t.alert.active_at) for t in out] == [(AlertState.PENDING, 180.0)]
+
+
+def test_removed_firing_alerts_resolve() -> None:
+    s = store()
+    s.set("x", A, 6.0, 0.0)
+    m = RuleManager(rules(RECORD), s)
+    m.evaluate_all(0.0)
+    m.evaluate_all(60.0)
+    gone = m.swap(RuleSet(), 70.0)
+    assert [(t.from_state, t.to_state, t.at) for t in gone] == [
+        (AlertState.FIRING, AlertState.RESOLVED, 70.0)
+    ]
+
+
+LIMIT = """
+groups:
+  - name: g
+    limit: 1
+    rules:
+      - alert: Many
+        expr: x > 0
+"""
+
+
+def test_limit_clears_and_resolves() -> None:
+    s = store()
+    s.set("x", A, 1.0, 0.0)
+    m = RuleManager(rules(LIMIT), s)
+    assert [t.to_state for t in m.evaluate_all(0.0)] == [AlertState.FIRING]
+    s.set("x", B, 1.0, 60.0)
+    outcome = m.evaluate_group_outcome(m.rule_set.groups[0], 60.0)
+    assert [e.message for e in outcome.errors] == ["exceeded limit of 1 with 2 alerts"]
+    assert [(t.from_state, t.to_state) for t in outcome.transitions] == [
+        (AlertState.FIRING, AlertState.RESOLVED)
+    ]
+    assert m.active_alerts() == []
+
+
+QUERY = """
+groups:
+  - name: g
+    query_offset: 1m
+    rules:
+      - alert: Q
+        expr: x > 0
+        annotations:
+          other: '{{ with query "y" }}{{ . | first | value }}{{ end }}'
+"""
+
+
+def test_templates_query_the_store_at_the_evaluation_time() -> None:
+    s = store()
+    s.set("x", (), 1.0, 0.0)
+    s.set("y", (), 7.0, 0.0)
+    s.set("y", (), 8.0, 60.0)
+    m = RuleManager(rules(QUERY), s)
+    (t,) = m.evaluate_all(60.0)
+    assert t.alert.annotation("other") == "7"
