@@ -110,7 +110,7 @@ def cmd_replay(args: argparse.Namespace) -> int:
     from inferwatch.rules.loader import load_rule_files
     from inferwatch.rules.rule_paths import expand_rule_paths
 
-    paths, problems = expand_rule_paths(args.rules or config.rule_files)
+    paths, problems = expand_rule_paths([] if args.no_rules else args.rules or config.rule_files)
     rule_set, found = load_rule_files(paths)
     problems += found
     for problem in problems:
@@ -218,6 +218,9 @@ def build_parser() -> argparse.ArgumentParser:
     replay.add_argument("--year", type=int)
     replay.add_argument("--tz", default="UTC")
     replay.add_argument("--eval-step", type=float, default=10.0)
+    replay.add_argument(
+        "--no-rules", action="store_true", help="events and summary only; evaluate no rules"
+    )
 
     tr = add("test-rules", cmd_test_rules, "Run promtool-format rule unit tests.")
     tr.add_argument("files", nargs="+", metavar="FILE")

@@ -49,3 +49,24 @@ def test_kern_log_file_is_followed_and_restarts_do_not_recount(tmp_path: Path) -
         assert len(xid_events(d2, bus)) == 2
     finally:
         d2.terminate()
+
+
+def test_fault_events_carry_the_gpu_from_proc(tmp_path: Path) -> None:
+    proc = Path(__file__).parents[1] / "fixtures" / "proc"
+    kern = tmp_path / "kern.log"
+    kern.write_text("")
+    config = tmp_path / "c.yaml"
+    config.write_text(
+        f"gpus:\n  backend: 'off'\npaths:\n  proc: {proc}\nkernel:\n  source: file\n  path: {kern}\n"
+    )
+    d = start_daemon(tmp_path, "--config", str(config))
+    try:
+        d.wait_ready()
+        with kern.open("a") as fh:
+            fh.write(LINE)
+        bus = "0000:3b:00.0"
+        events = wait_until(lambda: xid_events(d, bus), 30, "the Xid event")
+        assert events[0]["details"]["uuid"] == "GPU-1f3e5a6b-7c8d-9e0f-1a2b-3c4d5e6f7a8b"
+        assert events[0]["details"]["gpu"] == 3
+    finally:
+        d.terminate()

@@ -12,6 +12,8 @@ from __future__ import annotations
 import time
 import zlib
 from collections.abc import Awaitable, Callable
+from dataclasses import replace
+from pathlib import Path
 
 from inferwatch.clock import Clock
 from inferwatch.derive.effects import Effect, apply
@@ -21,6 +23,7 @@ from inferwatch.derive.kernel_pipeline import KernelPipeline, PipelineSettings
 from inferwatch.model import Event, LineRecord
 from inferwatch.parsers.kernel import parse_kernel_line, parse_kmsg_record
 from inferwatch.parsers.kernel_misc import might_be_misc
+from inferwatch.parsers.nvidia_proc import ProcGpu, parse_information
 from inferwatch.parsers.xid import might_be_gpu_record
 from inferwatch.sources.journald import JournalRecord
 from inferwatch.store.tsdb import SeriesStore
@@ -44,6 +47,7 @@ class KernelIngest:
         alert_max_age: float,
         first_start: bool,
         settings: PipelineSettings | None = None,
+        proc_root: Path | None = None,
     ) -> None:
         self.store = store
         self.sink = sink
@@ -52,6 +56,9 @@ class KernelIngest:
         self.alert_max_age = alert_max_age
         self.first_start = first_start
         self.pipeline = KernelPipeline(settings)
+        self.proc_root = proc_root
+        self._gpus: dict[str, ProcGpu] = {}
+        self._gpus_read_at = -1e18
         describe_kernel_metrics(store)
 
     def to_input(self, record: LineRecord) -> KernelInput | None:
@@ -136,4 +143,37 @@ class KernelIngest:
         if effects:
             events = apply(effects, self.store)
             if events:
-                await self.sink(events)
+                await self.sink([self._enrich(e) for e in events])
+
+    def _enrich(self, event: Event) -> Event:
+        """Tie a fault's bus id to its GPU (index = device minor, UUID) from the driver's /proc
+        files when the log itself did not name the UUID (DESIGN.md §4 Identifiers)."""
+        bus = event.details.get("pci_bus_id")
+        if not isinstance(bus, str) or event.details.get("uuid"):
+            return event
+        gpu = self._proc_gpu(bus)
+        if gpu is None:
+            return event
+        details = dict(event.details)
+        details["uuid"] = gpu.uuid
+        details.setdefault("gpu", gpu.minor)
+        return replace(event, details=details)
+
+    def _proc_gpu(self, bus: str) -> ProcGpu | None:
+        now = self.clock.monotonic()
+        if self.proc_root is not None and bus not in self._gpus and now - self._gpus_read_at > 60:
+            self._gpus_read_at = now
+            self._gpus = read_proc_gpus(self.proc_root)
+        return self._gpus.get(bus)
+
+
+def read_proc_gpus(proc_root: Path) -> dict[str, ProcGpu]:
+    """Every GPU the driver lists under ``<proc>/driver/nvidia/gpus`` (none without the driver)."""
+    out: dict[str, ProcGpu] = {}
+    for info in sorted((proc_root / "driver" / "nvidia" / "gpus").glob("*/information")):
+        try:
+            gpu = parse_information(info.read_text(errors="replace"), info.parent.name)
+        except OSError:
+            continue
+        out[gpu.pci_bus_id] = gpu
+    return out

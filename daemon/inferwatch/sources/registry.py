@@ -97,6 +97,7 @@ def build_kernel(ctx: BuildContext) -> Built:
         boot_id=boot_id,
         alert_max_age=cfg.alert_max_age,
         first_start=checkpoint is None,
+        proc_root=ctx.config.paths.proc,
     )
     reasons: list[str] = []
     source: Source | None = None
