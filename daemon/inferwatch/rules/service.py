@@ -68,6 +68,14 @@ class RuleService:
         store.describe(RELOAD_AT, Kind.GAUGE, "Unix time of the last successful rule load.")
         store.describe(EVAL_SECONDS, Kind.GAUGE, "Seconds the last rule evaluation took.")
         store.describe(TRANSITIONS, Kind.COUNTER, "Alert state changes, by alert and new state.")
+        store.describe(
+            "inferwatch_alerts", Kind.GAUGE, "Pending and firing alerts, as Prometheus's ALERTS."
+        )
+        store.describe(
+            "inferwatch_alerts_for_state",
+            Kind.GAUGE,
+            "When each pending or firing alert became active, as ALERTS_FOR_STATE.",
+        )
 
     # -- loading --------------------------------------------------------------------------------
     def load(self, patterns: Iterable[str] | None = None) -> bool:
