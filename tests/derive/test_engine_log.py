@@ -324,3 +324,21 @@ def test_line_event_has_design_fields() -> None:
     crash = parse_engine_line(corpus(19))
     assert crash is not None
     assert engine_line_event(crash, engine="e", source="x", line=19) is None
+
+
+def test_generated_tokens_counter_sums_windows_and_stays_flat_in_a_gap() -> None:
+    from inferwatch.derive.effects import CounterInc
+
+    d = EngineLogDeriver("e")
+    effects = feed(
+        d,
+        [
+            (v1_stats("05-08 16:00:10", 100.0), 10.0),
+            (v1_stats("05-08 16:00:20", 120.0), 20.0),
+            (v1_stats("05-08 16:00:30", 0.0), 30.0),
+            (v1_stats("05-08 16:05:00", 90.0), 300.0),  # 270 s later: idle time, not a window
+        ],
+    )
+    incs = [e for e in effects if isinstance(e, CounterInc) and e.name == n.GENERATED]
+    assert [i.delta for i in incs] == [0.0, 1200.0, 0.0, 0.0]
+    assert all(i.labels == labels() for i in incs)

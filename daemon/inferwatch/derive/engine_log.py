@@ -29,7 +29,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from inferwatch.derive import engine_names as n
-from inferwatch.derive.effects import Effect, GaugeSet, SeriesEnd
+from inferwatch.derive.effects import CounterInc, Effect, GaugeSet, SeriesEnd
 from inferwatch.derive.engine_busy import StatsWindow
 from inferwatch.derive.engine_spec import SpecWindow, V0Counters, v1_window
 from inferwatch.derive.engine_startup import EnginePhase, record_fields
@@ -57,11 +57,15 @@ class _Window:
     running: int | None
 
 
+MAX_WINDOW_S = 60.0
+
+
 class EngineLogDeriver:
     """Feed one engine's records in log order; each call returns the effects it causes."""
 
-    __slots__ = ("_attach", "_busy_unknown", "_configured", "_k", "_labels", "_mode", "_off_after",
-                 "_on_window", "_pending", "_v0", "_written", "engine", "phase")  # fmt: skip
+    __slots__ = ("_attach", "_busy_unknown", "_configured", "_k", "_labels", "_last_stats",
+                 "_mode", "_off_after", "_on_window", "_pending", "_v0", "_written", "engine",
+                 "phase")  # fmt: skip
 
     def __init__(
         self,
@@ -87,6 +91,7 @@ class EngineLogDeriver:
         self._v0: dict[str | None, V0Counters] = {}
         # series written since the process started: (name, dp_rank, position) -> labels
         self._written: dict[tuple[str, str | None, str | None], Labels] = {}
+        self._last_stats: dict[str | None, float] = {}  # dp_rank -> time of its last stats line
 
     @property
     def spec_mode(self) -> str:
@@ -140,6 +145,16 @@ class EngineLogDeriver:
         out.append(GaugeSet(name, labels, value, at))
         self._written[(name, dp, position)] = labels
 
+    def _count_generated(self, out: list[Effect], dp: str | None, decode: float, at: float) -> None:
+        """Tokens of the window (rate x the time since this rank's last line; a gap longer than
+        ``MAX_WINDOW_S`` is idle time, not a window): a counter that stays flat when a stuck
+        engine stops printing while requests are still running (rule EngineStalled)."""
+        prev = self._last_stats.get(dp)
+        self._last_stats[dp] = at
+        span = at - prev if prev is not None else 0.0
+        tokens = decode * span if 0 < span <= MAX_WINDOW_S else 0.0
+        out.append(CounterInc(n.GENERATED, self._lab(dp), tokens, at))
+
     def _settle(self, spec: SpecWindow | None = None, steps: float | None = None) -> None:
         w, self._pending = self._pending, None
         if w is None:
@@ -173,6 +188,7 @@ class EngineLogDeriver:
         decode = r.gen_tps if r.format != "sglang_prefill" else None
         if decode is not None:
             self._set(out, n.DECODE, dp, decode, at)
+            self._count_generated(out, dp, decode, at)
         if r.prompt_tps is not None:
             self._set(out, n.PREFILL, dp, r.prompt_tps, at)
         if r.running is not None:

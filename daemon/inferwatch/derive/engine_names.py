@@ -31,6 +31,7 @@ KV_CAPACITY: Final = "inferwatch_engine_kv_cache_capacity_tokens"
 START_TIME: Final = "inferwatch_engine_start_time_seconds"
 UP: Final = "inferwatch_engine_up"
 CRASHES: Final = "inferwatch_engine_crashes_total"
+GENERATED: Final = "inferwatch_engine_generated_tokens_total"
 
 ARBITRATED: Final = frozenset(
     {DECODE, PREFILL, RUNNING, WAITING, KV_USAGE, PREFIX_HIT, MAL, POSITION, DRAFT_ACCEPT, STEPS}
@@ -50,6 +51,8 @@ ENGINE_METRICS: Final[tuple[MetricSpec, ...]] = (
     MetricSpec(RUNNING, Kind.GAUGE, "Requests in the running batch (the scheduler's snapshot).",
                _ENGINE),
     MetricSpec(WAITING, Kind.GAUGE, "Requests waiting to be scheduled.", _ENGINE),
+    MetricSpec(GENERATED, Kind.COUNTER, "Tokens generated, summed from the log's stats windows "
+               "(flat while requests run = a stalled engine).", _ENGINE),
     MetricSpec(KV_USAGE, Kind.GAUGE, "Share of the KV cache in use (0-1).", _ENGINE),
     MetricSpec(PREFIX_HIT, Kind.GAUGE, "Prefix cache hit ratio (0-1): over recent requests from "
                "the log, over the scrape interval from /metrics.", _ENGINE),
