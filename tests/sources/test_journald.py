@@ -345,3 +345,17 @@ def test_fixture_through_the_kernel_pipeline(tmp_path: Path) -> None:
     ]
     assert incidents[0].details["driver_version"] == "535.183.01"
     assert kinds.count("xid") == 6 and kinds.count("oom_kill") == 1
+
+
+def test_engine_unit_command_filters_by_unit_not_kernel_transport() -> None:
+    from inferwatch.clock import FakeClock
+    from inferwatch.sources.journald import JournaldSource
+
+    src = JournaldSource(
+        FakeClock(), name="engine:flash:journal", matches=("-u", "flashnext.service"),
+        start=("-n", "1000"), checkpoint={"cursor": "s=abc;i=1"},
+    )  # fmt: skip
+    cmd = src.command()
+    assert cmd[-2:] == ["-u", "flashnext.service"]
+    assert "_TRANSPORT=kernel" not in cmd
+    assert "--after-cursor=s=abc;i=1" in cmd

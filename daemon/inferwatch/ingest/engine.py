@@ -24,6 +24,7 @@ from inferwatch.parsers.engine import parse_engine_line
 from inferwatch.parsers.engine_prefix import LinePrefix
 from inferwatch.parsers.engine_time import engine_time
 from inferwatch.parsers.promtext import ExpositionError, parse_exposition
+from inferwatch.sources.journald import JournalRecord
 from inferwatch.sources.scrape import ScrapeStatus
 from inferwatch.store.labels import make_labels
 from inferwatch.store.series import Kind
@@ -80,11 +81,11 @@ class EngineIngest:
 
     async def on_log_line(self, rec: LineRecord) -> None:
         record = parse_engine_line(rec.text)
-        at = (
-            self._time(record.prefix, rec.read_at)
-            if record is not None
-            else (self._last_at if self._last_at is not None else rec.read_at)
-        )
+        fallback = rec.wall_time if isinstance(rec, JournalRecord) else rec.read_at
+        if record is not None:
+            at = self._time(record.prefix, fallback)
+        else:
+            at = self._last_at if self._last_at is not None else fallback
         key = f"{rec.source}:{rec.path}:{rec.line_no}"
         effects = self.pipeline.feed(record, at, rec.line_no, rec.path, key)
         if effects:

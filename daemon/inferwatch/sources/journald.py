@@ -165,8 +165,10 @@ class JournaldSource:
         name: str = "kernel",
         restart_delay: float = 1.0,
         on_state: Callable[[str, str], None] | None = None,
+        matches: Sequence[str] = ("_TRANSPORT=kernel",),
     ) -> None:
         self.name = name
+        self.matches = tuple(matches)
         self.clock = clock
         self.journalctl = journalctl
         self.journal_dir = journal_dir
@@ -190,7 +192,7 @@ class JournaldSource:
             args.append(f"--since=@{self._since_usec // 1_000_000}")
         else:
             args.extend(self.start)
-        return [*args, "_TRANSPORT=kernel"]
+        return [*args, *self.matches]
 
     def checkpoint(self) -> dict[str, Any] | None:
         """``{"cursor": C}``: the cursor of the last entry applied (None before the first)."""

@@ -144,6 +144,23 @@ def build_engines(ctx: BuildContext) -> Built:
                     watcher=ctx.watcher,
                 )
             )
+        if engine.journald_unit:
+            name = f"engine:{engine.name}:journal"
+            built.line_handlers[name] = ingest.on_log_line
+            if JOURNAL_DIR.is_dir() and shutil.which("journalctl"):
+                built.sources.append(
+                    JournaldSource(
+                        ctx.clock,
+                        name=name,
+                        checkpoint=ctx.checkpoints.get(name),
+                        matches=("-u", engine.journald_unit),
+                        start=("-n", "1000"),
+                    )
+                )
+            else:
+                built.sources.append(
+                    Unavailable(name, "journald is not running here (no /run/systemd/journal)")
+                )
         if engine.metrics_url is not None:
             kind = ProbeScrapeSource if implicit else ScrapeSource
             scrape = kind(
