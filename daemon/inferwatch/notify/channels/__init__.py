@@ -1,0 +1,12 @@
+"""Notification channels, one module per service, registered by config kind."""
+
+from __future__ import annotations
+
+from inferwatch.notify.channels.alertmanager import alertmanager_factory
+from inferwatch.notify.channels.base import REGISTRY, Notifier, build, register
+from inferwatch.notify.channels.webhook import webhook_factory
+
+register("webhook", webhook_factory)
+register("alertmanager", alertmanager_factory)
+
+__all__ = ["REGISTRY", "Notifier", "build", "register"]
