@@ -16,6 +16,7 @@ from pathlib import Path
 from typing import Any
 
 from inferwatch import __version__
+from inferwatch.alerts.model import AlertTransition
 from inferwatch.bus import Bus
 from inferwatch.clock import SYSTEM_CLOCK, Clock
 from inferwatch.config.loader import load_config
@@ -27,6 +28,7 @@ from inferwatch.export.collector import StoreCollector
 from inferwatch.export.server import ExportServer, build_registry
 from inferwatch.logsetup import get_logger
 from inferwatch.model import Event
+from inferwatch.notify.service import NotifyService
 from inferwatch.rules.service import RuleService, default_external_labels
 from inferwatch.runtime.blocking import BlockingPool
 from inferwatch.runtime.scheduler import LiveScheduler
@@ -82,6 +84,7 @@ class Daemon:
             state_dir=state_dir,
         )
         self._rule_watch: list[Subscription] = []
+        self.notify: NotifyService | None = None
         self.server: ExportServer | None = None
         self.built = Built()
         self.problems: list[str] = []
@@ -89,12 +92,16 @@ class Daemon:
         self.last_snapshot: float | None = None
         self.checkpoints: dict[str, Any] = {}
         self._stop = asyncio.Event()
+        self._notify_lock = asyncio.Lock()
+        self._background: set[asyncio.Future[None]] = set()
         self._reload = asyncio.Event()
 
     # -- life cycle -------------------------------------------------------------------------
     async def run(self) -> int:
         self.rules.load()  # first: rules say how much history the restored series must keep
         self._restore()
+        self.notify = NotifyService(self.config, self.store, self.clock, self.state_dir)
+        self.rules.sink = self._on_transitions
         self.rules.restore()
         self.store.on_change(self.rules.on_change)
         self.telemetry.build_info()
@@ -154,6 +161,8 @@ class Daemon:
             log.error("final snapshot failed", error=repr(exc))
         if self.server is not None:
             await self.server.stop()
+        if self.notify is not None:
+            await self.notify.close()
         self.watcher.stop(timeout=0.5)
         self._close_state()
         self.pool.shutdown()
@@ -239,6 +248,9 @@ class Daemon:
         await self.write_snapshot()
         await self._stop_sources()
         self.config = new
+        if self.notify is not None:
+            await self.notify.close()
+        self.notify = NotifyService(new, self.store, self.clock, self.state_dir)
         self.rules.load(new.rule_files)
         self._watch_rules()
         self._start_sources()
@@ -248,6 +260,7 @@ class Daemon:
     # -- periodic jobs ----------------------------------------------------------------------
     def _schedule(self) -> None:
         self.scheduler.every("tick", TICK_S, self._tick)
+        self.scheduler.every("notify", TICK_S, self._notify_tick)
         self.scheduler.every("snapshot", SNAPSHOT_EVERY_S, self.write_snapshot)
         self.scheduler.every("events-prune", 3600.0, self._prune_events)
         if self.notifier.watchdog_interval:
@@ -259,6 +272,23 @@ class Daemon:
             await tick()
         self.rules.tick()
         self.telemetry.store_size()
+
+    def _on_transitions(self, transitions: list[AlertTransition]) -> None:
+        if self.notify is not None:
+            self.notify.on_transitions(transitions)
+            asyncio.get_running_loop().call_soon(self._kick_notify)
+
+    def _kick_notify(self) -> None:
+        """A transition should not wait for the next tick: group_wait 0 means now."""
+        task = asyncio.ensure_future(self._notify_tick())
+        self._background.add(task)
+        task.add_done_callback(self._background.discard)
+
+    async def _notify_tick(self) -> None:
+        if self.notify is None:
+            return
+        async with self._notify_lock:
+            await self.notify.tick()
 
     def _watch_rules(self) -> None:
         """Hot reload: a change in a rule file's directory reloads the rules (debounced)."""
@@ -330,4 +360,5 @@ class Daemon:
             "last_snapshot": self.last_snapshot,
             "problems": self.problems,
             "rules": self.rules.status(),
+            "notify": self.notify.status() if self.notify is not None else None,
         }

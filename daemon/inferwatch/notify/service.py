@@ -1,0 +1,124 @@
+"""Alert transitions → route → group → mute (inhibit, silence, quiet hours) → outbox → channels.
+
+Runs in the daemon: transitions go into the grouper and the inhibitor as they happen; every tick
+the due groups are rendered (Alertmanager webhook v4 payload), written to the durable outbox
+once per integration (idempotency key), and the outbox is delivered with retries. A message is
+in SQLite before any attempt to send it, so kill -9 or a receiver outage loses nothing.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from pathlib import Path
+from typing import Any
+
+from inferwatch.alerts.model import AlertTransition
+from inferwatch.clock import Clock
+from inferwatch.config.models import Config
+from inferwatch.logsetup import get_logger
+from inferwatch.notify.channels import Notifier, build
+from inferwatch.notify.group import Flush, Grouper
+from inferwatch.notify.inhibit import Inhibitor
+from inferwatch.notify.outbox import Outbox, idempotency_key
+from inferwatch.notify.payload import webhook_v4
+from inferwatch.notify.retry import OutcomeKind, RetryPolicy, deliver_due
+from inferwatch.notify.route import build_tree
+from inferwatch.notify.silence import FlagFile, Silencer, Silences
+from inferwatch.notify.stages import mute_check
+from inferwatch.notify.timeintervals import load_intervals
+from inferwatch.store.labels import make_labels
+from inferwatch.store.series import Kind
+from inferwatch.store.tsdb import SeriesStore
+
+log = get_logger(__name__)
+NOTIFICATIONS = "inferwatch_notifications_total"
+PENDING = "inferwatch_outbox_pending"
+OUTBOX_FILE = "outbox.db"
+SILENCES_FILE = "silences.json"
+
+
+class NotifyService:
+    def __init__(self, config: Config, store: SeriesStore, clock: Clock, state_dir: Path) -> None:
+        self.store = store
+        self.clock = clock
+        self.external_url = ""
+        intervals = load_intervals(config.time_intervals)
+        self.intervals = intervals
+        self.tree = build_tree(config.route, intervals.keys())
+        self.grouper = Grouper(self.tree)
+        self.inhibitor = Inhibitor.from_config(config.inhibit_rules)
+        silences = Silences()
+        silences.load(state_dir / SILENCES_FILE)
+        files = [FlagFile.from_config(f) for f in config.silence_files]
+        self.silencer = Silencer(silences, files)
+        self.outbox = Outbox(state_dir / OUTBOX_FILE)
+        self.policy = RetryPolicy()
+        self.notifiers: dict[tuple[str, str], Notifier] = {}
+        self.integrations: dict[str, list[str]] = {}
+        for receiver in config.receivers:
+            kinds: list[str] = []
+            for key, items in receiver.integrations().items():
+                kind = key.removesuffix("_configs")
+                for index, item in enumerate(items):
+                    name = kind if index == 0 else f"{kind}/{index}"
+                    try:
+                        self.notifiers[(receiver.name, name)] = build(kind, item)
+                    except ValueError as exc:
+                        log.error("receiver not usable", receiver=receiver.name, error=str(exc))
+                        continue
+                    kinds.append(name)
+            self.integrations[receiver.name] = kinds
+        store.describe(NOTIFICATIONS, Kind.COUNTER, "Notification attempts by outcome.")
+        store.describe(PENDING, Kind.GAUGE, "Notifications in the outbox not yet delivered.")
+
+    def on_transitions(self, transitions: Iterable[AlertTransition]) -> None:
+        for tr in transitions:
+            self.grouper.observe(tr.alert, tr.at)
+            self.inhibitor.observe(tr.alert)
+
+    async def tick(self) -> None:
+        now = self.clock.time()
+        muted = mute_check([self.inhibitor, self.silencer], self.intervals, now)
+        for flush in self.grouper.due(now, muted):
+            self._enqueue(flush, now)
+        results = await deliver_due(self.outbox, self.notifiers, self.policy, now)
+        for row, outcome in results:
+            outcome_label = "success" if outcome.kind is OutcomeKind.OK else "failure"
+            labels = make_labels(
+                {"receiver": row.receiver, "integration": row.integration, "outcome": outcome_label}
+            )
+            self.store.inc(NOTIFICATIONS, labels, 1.0, now)
+        self.store.set(PENDING, (), float(self.outbox.pending_count()), now)
+
+    def _enqueue(self, flush: Flush, now: float) -> None:
+        payload = webhook_v4(
+            receiver=flush.receiver,
+            group_key=flush.key,
+            group_labels=dict(flush.group_labels),
+            alerts=flush.alerts,
+            external_url=self.external_url,
+            generator_url="",
+        )
+        states = [(a.fingerprint, a.state.value) for a in flush.alerts]
+        sequence = int(flush.at * 1000)
+        for integration in self.integrations.get(flush.receiver, []):
+            key = idempotency_key(flush.receiver, integration, flush.key, states, sequence)
+            self.outbox.enqueue(
+                key=key,
+                receiver=flush.receiver,
+                integration=integration,
+                group_key=flush.key,
+                payload=payload,
+                now=now,
+            )
+
+    def status(self) -> dict[str, Any]:
+        return {
+            "receivers": {r: list(k) for r, k in self.integrations.items()},
+            "outbox_pending": self.outbox.pending_count(),
+        }
+
+    async def close(self) -> None:
+        for notifier in self.notifiers.values():
+            await notifier.aclose()
+        self.outbox.close()
