@@ -121,3 +121,17 @@ def test_empty_file_is_defaults(tmp_path: Path) -> None:
     p = tmp_path / "empty.yaml"
     p.write_text("")
     assert load_config(p) == Config()
+
+
+def test_bad_route_matcher_is_located_not_a_crash_later() -> None:
+    (line,) = problems(
+        "route:\n  receiver: console\n  routes:\n    - matchers: ['severity=~\"(\"']\n"
+    )
+    assert line.startswith("c.yaml:1:1: route: ")
+
+
+def test_unknown_time_interval_reference() -> None:
+    (line,) = problems(
+        "route:\n  receiver: console\n  routes:\n    - mute_time_intervals: [night]\n"
+    )
+    assert line.startswith("c.yaml:1:1: route: ") and "night" in line

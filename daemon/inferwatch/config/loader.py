@@ -8,6 +8,7 @@ from typing import Any
 from pydantic import ValidationError
 
 from inferwatch.config.models import Config
+from inferwatch.config.semantic import semantic_problems
 from inferwatch.config.yamlpos import Located, format_loc, load_located
 from inferwatch.errors import ConfigError, Problem
 
@@ -34,9 +35,13 @@ def parse_config(text: str, name: str) -> Config:
     if problems:
         raise ConfigError(problems)
     try:
-        return Config.model_validate(located.data)
+        config = Config.model_validate(located.data)
     except ValidationError as exc:
         raise ConfigError(_problems(exc, located, name)) from None
+    problems = semantic_problems(config, located, name)
+    if problems:
+        raise ConfigError(problems)
+    return config
 
 
 def _problems(exc: ValidationError, located: Located, name: str) -> list[Problem]:

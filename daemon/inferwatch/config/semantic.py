@@ -1,0 +1,45 @@
+"""Checks that need more than field types: the notification parts must build.
+
+Run after model validation, so ``inferwatch check`` (and the daemon at start and on SIGHUP)
+reports a bad route matcher, an unknown time interval, a bad inhibit rule or maintenance-file
+matcher at its place in the file, instead of the daemon failing later.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+from inferwatch.config.models import Config
+from inferwatch.config.yamlpos import Located, format_loc
+from inferwatch.errors import Problem
+
+Loc = tuple[str | int, ...]
+
+
+def semantic_problems(config: Config, located: Located, name: str) -> list[Problem]:
+    from inferwatch.notify.inhibit import InhibitionRule
+    from inferwatch.notify.route import build_tree
+    from inferwatch.notify.silence import FlagFile
+    from inferwatch.notify.timeintervals import load_intervals
+
+    problems: list[Problem] = []
+
+    def check(loc: Loc, build: Callable[[], object]) -> None:
+        try:
+            build()
+        except ValueError as exc:
+            line, col = located.position(loc)
+            problems.append(Problem(name, line, col, format_loc(loc), str(exc)))
+
+    names: list[str] = []
+
+    def intervals() -> None:
+        names.extend(load_intervals(config.time_intervals))
+
+    check(("time_intervals",), intervals)
+    check(("route",), lambda: build_tree(config.route, names))
+    for i, rule in enumerate(config.inhibit_rules):
+        check(("inhibit_rules", i), lambda rule=rule: InhibitionRule.from_config(rule))  # type: ignore[misc]
+    for i, flag in enumerate(config.silence_files):
+        check(("silence_files", i), lambda flag=flag: FlagFile.from_config(flag))  # type: ignore[misc]
+    return problems
