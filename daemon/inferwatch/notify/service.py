@@ -28,6 +28,7 @@ from inferwatch.notify.stages import mute_check
 from inferwatch.notify.timeintervals import load_intervals
 from inferwatch.store.labels import make_labels
 from inferwatch.store.series import Kind
+from inferwatch.store.sqlite import move_aside
 from inferwatch.store.tsdb import SeriesStore
 
 log = get_logger(__name__)
@@ -48,7 +49,11 @@ class NotifyService:
         self.grouper = Grouper(self.tree)
         self.inhibitor = Inhibitor.from_config(config.inhibit_rules)
         silences = Silences()
-        silences.load(state_dir / SILENCES_FILE)
+        try:
+            silences.load(state_dir / SILENCES_FILE)
+        except (ValueError, OSError) as exc:  # a broken file must not stop the daemon
+            moved = move_aside(state_dir / SILENCES_FILE, str(exc))
+            log.error("silences file unreadable; starting without silences", moved_to=str(moved))
         files = [FlagFile.from_config(f) for f in config.silence_files]
         self.silencer = Silencer(silences, files)
         self.outbox = Outbox(state_dir / OUTBOX_FILE)

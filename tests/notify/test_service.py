@@ -1,0 +1,50 @@
+"""The daemon's notification service: a transition travels to the outbox and a channel."""
+
+from __future__ import annotations
+
+import asyncio
+from pathlib import Path
+
+from inferwatch.alerts.model import Alert, AlertState, AlertTransition
+from inferwatch.clock import FakeClock
+from inferwatch.config.loader import parse_config
+from inferwatch.notify.service import NotifyService
+from inferwatch.store.labels import make_labels
+from inferwatch.store.tsdb import SeriesStore
+
+
+def firing(at: float) -> Alert:
+    labels = make_labels({"alertname": "GpuFallenOffBus", "severity": "critical"})
+    return Alert(
+        rule=("f", "g", "GpuFallenOffBus"),  # type: ignore[arg-type]
+        labels=labels,
+        annotations=(("summary", "GPU gone"),),
+        state=AlertState.FIRING,
+        value=1.0,
+        active_at=at,
+        fired_at=at,
+    )
+
+
+def test_critical_transition_is_delivered_to_console_at_once(tmp_path: Path) -> None:
+    clock = FakeClock(1000.0)
+    store = SeriesStore(clock)
+    service = NotifyService(parse_config("", "c.yaml"), store, clock, tmp_path)
+    alert = firing(clock.time())
+    service.on_transitions([AlertTransition(alert, AlertState.PENDING, AlertState.FIRING, 1000.0)])
+    asyncio.run(service.tick())
+    assert service.outbox.pending_count() == 0
+    total = store.get(
+        "inferwatch_notifications_total",
+        make_labels({"receiver": "console", "integration": "console", "outcome": "success"}),
+    )
+    assert total is not None and total.vs[-1] == 1.0
+    asyncio.run(service.close())
+
+
+def test_corrupt_silences_file_does_not_stop_the_service(tmp_path: Path) -> None:
+    (tmp_path / "silences.json").write_text("{not json")
+    clock = FakeClock(0.0)
+    service = NotifyService(parse_config("", "c.yaml"), SeriesStore(clock), clock, tmp_path)
+    assert list(tmp_path.glob("silences.json.corrupt-*"))
+    asyncio.run(service.close())
