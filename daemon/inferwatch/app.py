@@ -28,7 +28,9 @@ from inferwatch.export.collector import StoreCollector
 from inferwatch.export.server import ExportServer, build_registry
 from inferwatch.logsetup import get_logger
 from inferwatch.model import Event
-from inferwatch.notify.service import NotifyService
+from inferwatch.notify.service import SILENCES_FILE, NotifyService
+from inferwatch.notify.silence import Silences
+from inferwatch.notify.silence_api import SilenceAPI
 from inferwatch.rules.service import RuleService, default_external_labels
 from inferwatch.runtime.blocking import BlockingPool
 from inferwatch.runtime.scheduler import LiveScheduler
@@ -108,7 +110,12 @@ class Daemon:
         host, port = split_listen(self.listen)
         registry = build_registry(StoreCollector(self.store, self.clock))
         self.server = ExportServer(
-            registry, self.status, self._query_events, self._scraped, alerts=self.rules.alerts_doc
+            registry,
+            self.status,
+            self._query_events,
+            self._scraped,
+            alerts=self.rules.alerts_doc,
+            silences=SilenceAPI(self._silences, self.state_dir / SILENCES_FILE, self.clock),
         )
         try:
             bound = await self.server.start(host, port)
@@ -335,6 +342,10 @@ class Daemon:
     async def _store_events(self, events: list[Event]) -> None:
         if self.events is not None and events:
             await self.pool.run(IO_TIMEOUT_S, self.events.add_many, events)
+
+    def _silences(self) -> Silences | None:
+        """The live NotifyService's silences (a reload replaces it); the API saves each change."""
+        return self.notify.silencer.silences if self.notify is not None else None
 
     # -- read side --------------------------------------------------------------------------
     async def _query_events(self, **kwargs: Any) -> list[dict[str, Any]]:

@@ -176,6 +176,75 @@ def cmd_export(args: argparse.Namespace) -> int:
     return 0
 
 
+def cmd_notify_test(args: argparse.Namespace) -> int:
+    """Send one test alert through each of a receiver's integrations; exit 1 unless all ok."""
+    from inferwatch.notify.testsend import UnknownReceiverError, send_test
+
+    configure_logging("warning")  # channel logs go to stderr; the verdicts are stdout
+    try:
+        config = load_config(args.config)
+    except ConfigError as exc:
+        print(exc, file=sys.stderr)
+        return 2
+    try:
+        verdicts = asyncio.run(send_test(config, args.receiver))
+    except UnknownReceiverError as exc:
+        print(f"notify-test: {exc}", file=sys.stderr)
+        return 2
+    if not verdicts:
+        print(f"notify-test: receiver {args.receiver!r} has no integrations", file=sys.stderr)
+        return 1
+    for verdict in verdicts:
+        print(f"{args.receiver}/{verdict.integration}: {verdict.text()}")
+    return 0 if all(v.ok for v in verdicts) else 1
+
+
+def cmd_silence(args: argparse.Namespace) -> int:
+    """``silence add|list|expire`` against a running daemon's /api/v1/silences."""
+    import getpass
+    import os
+    import time
+    from urllib.parse import quote
+
+    import httpx
+
+    from inferwatch.notify.silence_api import format_listing, request_body
+
+    url = f"http://{args.listen}/api/v1/silences"
+    try:
+        with httpx.Client(timeout=10.0, trust_env=False) as client:
+            if args.action == "add":
+                author = args.author or os.environ.get("USER") or getpass.getuser()
+                body = request_body(args.matcher, args.duration, args.comment, author, time.time())
+                response = client.post(url, json=body)
+            elif args.action == "list":
+                response = client.get(url)
+            else:
+                response = client.delete(f"{url}/{quote(args.id, safe='')}")
+    except ValueError as exc:  # a bad matcher or duration, found before anything was sent
+        print(f"silence {args.action}: {exc}", file=sys.stderr)
+        return 2
+    except httpx.HTTPError as exc:
+        print(f"cannot reach inferwatch at {args.listen}: {exc}", file=sys.stderr)
+        return 1
+    try:
+        doc = response.json()
+    except ValueError:
+        doc = None
+    if not isinstance(doc, dict):
+        doc = {"error": response.text.strip()[:200]}
+    if response.status_code >= 400:
+        print(f"silence {args.action}: {doc.get('error', response.status_code)}", file=sys.stderr)
+        return 1
+    if args.action == "add":
+        print(doc["silenceID"])
+    elif args.action == "list":
+        print("\n".join(format_listing(doc)) or "no silences")
+    else:
+        print(f"expired {doc['silenceID']}")
+    return 0
+
+
 def cmd_not_yet(args: argparse.Namespace) -> int:
     print(f"inferwatch {args.command}: {NOT_YET}", file=sys.stderr)
     return 3
@@ -229,13 +298,24 @@ def build_parser() -> argparse.ArgumentParser:
     export.add_argument("what", choices=["prometheus-rules"])
     export.add_argument("--output", metavar="F", help="write to F instead of stdout")
 
-    nt = add("notify-test", cmd_not_yet, "Send a test notification through a receiver.")
+    nt = add("notify-test", cmd_notify_test, "Send a test notification through a receiver.")
     nt.add_argument("--receiver", required=True)
     nt.add_argument("--config")
 
-    silence = add("silence", cmd_not_yet, "Manage silences.")
-    silence.add_argument("action", choices=["add", "list", "expire"])
-    silence.add_argument("rest", nargs=argparse.REMAINDER)
+    silence = add("silence", cmd_silence, "Manage a running daemon's silences.")
+    actions = silence.add_subparsers(dest="action", required=True, metavar="ACTION")
+    s_add = actions.add_parser("add", help="mute the alerts the matchers select")
+    s_add.add_argument("--matcher", action="append", required=True, help='e.g. alertname="X"')
+    s_add.add_argument("--duration", default="1h", help="how long, e.g. 2h or 1h30m")
+    s_add.add_argument("--comment", required=True, help="why (required)")
+    s_add.add_argument("--author", help="who (default: your user name)")
+    actions.add_parser("list", help="all silences, expired ones included")
+    s_exp = actions.add_parser("expire", help="end a silence now")
+    s_exp.add_argument("id", metavar="ID")
+    for action in actions.choices.values():
+        action.add_argument(
+            "--listen", type=_listen, default="127.0.0.1:9945", help="the daemon's HOST:PORT"
+        )
 
     status = add("status", cmd_status, "Show a running daemon's status.")
     status.add_argument("--listen", default="127.0.0.1:9945", help="the daemon's HOST:PORT")

@@ -1,7 +1,9 @@
-"""The HTTP side: /metrics, /healthz, /api/v1/status, /api/v1/events and the status page.
+"""The HTTP side: /metrics, /healthz, /api/v1/status, /api/v1/events, /api/v1/silences and the
+status page.
 
 aiohttp on the daemon's own event loop, bound to loopback by default. Everything served passes
-the redactor; nothing here writes state.
+the redactor; the only writes are silences, and those go through :class:`SilenceAPI`, which
+validates and persists them (the routes exist only when the daemon passes one).
 """
 
 from __future__ import annotations
@@ -17,6 +19,8 @@ from prometheus_client import CONTENT_TYPE_LATEST, CollectorRegistry, generate_l
 from prometheus_client.process_collector import ProcessCollector
 
 from inferwatch.export.collector import StoreCollector
+from inferwatch.notify.silence import SilenceError
+from inferwatch.notify.silence_api import SilenceAPI, SilenceNotFoundError, SilencePersistError
 from inferwatch.redact import redact_obj
 from inferwatch.store.events import EventLog
 
@@ -40,12 +44,14 @@ class ExportServer:
         on_scrape: Callable[[float], None] | None = None,
         *,
         alerts: StatusFn | None = None,
+        silences: SilenceAPI | None = None,
     ) -> None:
         self.registry = registry
         self.status = status
         self.events = events
         self.on_scrape = on_scrape
         self.alerts = alerts
+        self.silences = silences
         self.app = web.Application()
         self.app.add_routes(
             [
@@ -57,6 +63,14 @@ class ExportServer:
                 web.get("/", self._page),
             ]
         )
+        if silences is not None:
+            self.app.add_routes(
+                [
+                    web.get("/api/v1/silences", self._silences_list),
+                    web.post("/api/v1/silences", self._silences_create),
+                    web.delete("/api/v1/silences/{id}", self._silences_expire),
+                ]
+            )
         self._runner: web.AppRunner | None = None
         self.bound: tuple[str, int] | None = None
 
@@ -103,6 +117,38 @@ class ExportServer:
         types = [t for t in q.get("type", "").split(",") if t] or None
         rows = await self.events(since=since, until=until, types=types, limit=limit)
         return _json({"events": rows})
+
+    async def _silences_list(self, _request: web.Request) -> web.Response:
+        assert self.silences is not None
+        try:
+            return _json(self.silences.list_all())
+        except SilencePersistError as exc:
+            return _json({"error": str(exc)}, 503)
+
+    async def _silences_create(self, request: web.Request) -> web.Response:
+        """Alertmanager's answer: ``{"silenceID": ...}``; 400 names what is wrong."""
+        assert self.silences is not None
+        try:
+            body = await request.json()
+        except ValueError:
+            return _json({"error": "the body must be JSON"}, 400)
+        try:
+            stored = self.silences.create(body)
+        except SilenceError as exc:
+            return _json({"error": str(exc)}, 400)
+        except SilencePersistError as exc:
+            return _json({"error": str(exc)}, 500)
+        return _json({"silenceID": stored.id})
+
+    async def _silences_expire(self, request: web.Request) -> web.Response:
+        assert self.silences is not None
+        try:
+            expired = self.silences.expire(request.match_info["id"])
+        except SilenceNotFoundError as exc:
+            return _json({"error": str(exc)}, 404)
+        except SilencePersistError as exc:
+            return _json({"error": str(exc)}, 500)
+        return _json({"silenceID": expired.id, "endsAt": expired.ends_at})
 
     async def _page(self, _request: web.Request) -> web.Response:
         status = redact_obj(self.status())
