@@ -29,6 +29,9 @@ def configure_logging(level: str = "info", *, json: bool | None = None) -> None:
         if json
         else structlog.dev.ConsoleRenderer(colors=sys.stderr.isatty())
     )
+    # httpx logs every request URL at INFO, and URLs carry keys (WeCom ?key=, Telegram /bot<token>).
+    for noisy in ("httpx", "httpcore"):
+        logging.getLogger(noisy).setLevel(logging.WARNING)
     structlog.configure(
         processors=[
             structlog.contextvars.merge_contextvars,

@@ -66,8 +66,9 @@ class NotifyService:
                 kind = key.removesuffix("_configs")
                 for index, item in enumerate(items):
                     name = kind if index == 0 else f"{kind}/{index}"
+                    entry = {"language": config.language, **item}  # top-level language default
                     try:
-                        self.notifiers[(receiver.name, name)] = build(kind, item)
+                        self.notifiers[(receiver.name, name)] = build(kind, entry)
                     except ValueError as exc:
                         log.error("receiver not usable", receiver=receiver.name, error=str(exc))
                         continue

@@ -1,0 +1,168 @@
+"""Bark (iOS push via APNs, api.day.app or a self-hosted bark-server), as ``bark_configs``.
+
+The device key is the whole credential; it goes in the JSON body of ``POST /push`` rather than
+the URL path, is registered for redaction and may live in ``device_key_file``. Severity picks the
+iPhone's behaviour (notify.md §3.11): critical → ``critical`` (rings in silent mode), warning →
+``timeSensitive`` (breaks Focus), info → ``active``, resolved → ``passive``. ``id`` is derived
+from the group key so the resolved message replaces the firing one and a duplicated retry adds
+no second banner. Success is HTTP 200 **and** body ``code`` 200; 5xx retry, other codes are
+permanent.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from collections.abc import Mapping
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, cast
+
+import httpx
+
+from inferwatch.clock import SYSTEM_CLOCK, Clock
+from inferwatch.notify.channels.webhook import parse_duration
+from inferwatch.notify.message import Language, render
+from inferwatch.notify.payload import truncate, without_resolved
+from inferwatch.notify.retry import Outcome, classify_exception, classify_http
+from inferwatch.redact import redact, register_secret
+
+DEFAULT_URL = "https://api.day.app"
+LIMIT = 3000  # APNs payloads are capped at 4 KB in total; leave room for the other fields
+LEVEL = {"critical": "critical", "warning": "timeSensitive", "info": "active",
+         "resolved": "passive"}  # fmt: skip
+
+
+@dataclass(frozen=True, slots=True)
+class BarkConfig:
+    device_key: str | None = None
+    device_key_file: Path | None = None
+    url: str = DEFAULT_URL
+    group: str = "inferwatch"
+    sound: str | None = None
+    click_url: str | None = None
+    language: Language = "en"
+    send_resolved: bool = True
+    max_alerts: int = 0
+    proxy_url: str | None = None
+    timeout: float = 10.0
+
+    def __post_init__(self) -> None:
+        if (self.device_key is None) == (self.device_key_file is None):
+            raise ValueError("bark: exactly one of device_key and device_key_file must be set")
+        if self.device_key is not None:
+            register_secret(self.device_key)
+
+    @classmethod
+    def from_mapping(cls, raw: Mapping[str, Any]) -> BarkConfig:
+        http = raw.get("http_config") or {}
+        key_file = raw.get("device_key_file")
+        return cls(
+            device_key=raw.get("device_key"),
+            device_key_file=Path(key_file) if key_file else None,
+            url=str(raw.get("url") or DEFAULT_URL).rstrip("/"),
+            group=str(raw.get("group", "inferwatch")),
+            sound=raw.get("sound"),
+            click_url=raw.get("click_url"),
+            language=cast(Language, raw.get("language", "en")),
+            send_resolved=bool(raw.get("send_resolved", True)),
+            max_alerts=int(raw.get("max_alerts", 0)),
+            proxy_url=http.get("proxy_url"),
+            timeout=parse_duration(raw.get("timeout", http.get("timeout")), 10.0),
+        )
+
+    def resolve_key(self) -> str:
+        if self.device_key is not None:
+            return self.device_key
+        assert self.device_key_file is not None
+        key = self.device_key_file.read_text(encoding="utf-8").strip()
+        register_secret(key)
+        return key
+
+
+def notification_id(payload: Mapping[str, Any]) -> str:
+    """Stable per alert group, so every later message about it replaces the banner."""
+    alerts = payload.get("alerts", [])
+    basis = str(payload.get("groupKey") or (alerts[0].get("fingerprint") if alerts else ""))
+    return "iw-" + hashlib.sha256(basis.encode("utf-8")).hexdigest()[:16]
+
+
+def build_body(config: BarkConfig, key: str, payload: Mapping[str, Any]) -> dict[str, Any]:
+    msg = render(payload, language=config.language, style="text", limit=LIMIT)
+    body: dict[str, Any] = {
+        "device_key": key,
+        "title": msg.title,
+        "body": msg.body,
+        "level": LEVEL[msg.severity],
+        "group": config.group,
+        "id": notification_id(payload),
+    }
+    if config.sound:
+        body["sound"] = config.sound
+    if config.click_url:
+        body["url"] = config.click_url
+    return body
+
+
+def classify_body(content: bytes, status: int) -> Outcome:
+    try:
+        doc = json.loads(content)
+        code = int(doc["code"])
+        message = str(doc.get("message", ""))[:200]
+    except (ValueError, KeyError, TypeError):
+        return Outcome.retry("bark: unreadable answer", status=status)
+    if code == 200:
+        return Outcome.ok(status)
+    reason = f"bark: code {code}: {message}"
+    return (
+        Outcome.retry(reason, status=status) if code >= 500 else Outcome.permanent(reason, status)
+    )
+
+
+class BarkNotifier:
+    integration = "bark"
+
+    def __init__(self, config: BarkConfig, clock: Clock = SYSTEM_CLOCK) -> None:
+        self.config = config
+        self.clock = clock
+        self._client: httpx.AsyncClient | None = None
+
+    def _http(self) -> httpx.AsyncClient:
+        if self._client is None:
+            self._client = httpx.AsyncClient(
+                trust_env=False, proxy=self.config.proxy_url, timeout=self.config.timeout
+            )
+        return self._client
+
+    async def notify(
+        self, payload: Mapping[str, Any], idempotency_key: str | None = None
+    ) -> Outcome:
+        group = payload if self.config.send_resolved else without_resolved(payload)
+        if group is None:
+            return Outcome.ok()
+        try:
+            key = self.config.resolve_key()
+            body = build_body(self.config, key, truncate(group, self.config.max_alerts))
+            resp = await self._http().post(
+                self.config.url + "/push",
+                content=json.dumps(body, ensure_ascii=False).encode("utf-8"),
+                headers={"Content-Type": "application/json; charset=utf-8"},
+            )
+        except OSError as exc:
+            return Outcome.retry(f"bark: device_key_file: {type(exc).__name__}")
+        except httpx.HTTPError as exc:
+            return classify_exception(exc)
+        if 200 <= resp.status_code < 300:
+            return classify_body(resp.content, resp.status_code)
+        out = classify_http(resp.status_code, resp.content, resp.headers, self.clock.time())
+        reason = redact(f"bark: {out.reason}: {resp.text[:200]}")
+        return Outcome(out.kind, reason, out.retry_after, out.status)
+
+    async def aclose(self) -> None:
+        if self._client is not None:
+            await self._client.aclose()
+            self._client = None
+
+
+def bark_factory(raw: Mapping[str, Any]) -> BarkNotifier:
+    return BarkNotifier(BarkConfig.from_mapping(raw))

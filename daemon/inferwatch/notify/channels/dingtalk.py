@@ -1,0 +1,187 @@
+"""DingTalk custom robot (钉钉自定义机器人), configured as ``dingtalk_configs``.
+
+DingTalk answers HTTP 200 when it refuses; the verdict is the body's ``errcode`` (notify.md
+§3.2): 0 ok; 130101 (over 20/min: a ~10 min throttle follows) retries after that pause; -1
+(busy) retries; 310000 (keyword missing, host clock off, sign mismatch, IP not whitelisted) and
+all other codes are permanent, with DingTalk's ``errmsg`` kept as the cause. With a ``SEC…``
+secret the request is signed **at send time** (a queued message would otherwise carry a stale
+timestamp): HMAC-SHA256 keyed by the secret over ``timestamp + "\\n" + secret``, base64, both in
+the query string, encoded once by httpx. Token and secret are registered for redaction.
+"""
+
+from __future__ import annotations
+
+import base64
+import hashlib
+import hmac
+import json
+from collections.abc import Mapping
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, cast
+
+import httpx
+
+from inferwatch.clock import SYSTEM_CLOCK, Clock
+from inferwatch.notify.channels.webhook import parse_duration
+from inferwatch.notify.message import Language, render
+from inferwatch.notify.payload import truncate, without_resolved
+from inferwatch.notify.retry import Outcome, classify_exception, classify_http
+from inferwatch.redact import redact, register_secret
+
+DEFAULT_API_URL = "https://oapi.dingtalk.com/robot/send"
+LIMIT = 18000  # documented 20000 B for the whole message [unverified]; leave room for the rest
+THROTTLED, BUSY = 130101, -1
+THROTTLE_PAUSE = 600.0
+
+
+def sign(secret: str, timestamp_ms: int) -> str:
+    """DingTalk's signature for ``timestamp_ms`` (Unix milliseconds)."""
+    message = f"{timestamp_ms}\n{secret}".encode()
+    digest = hmac.new(secret.encode("utf-8"), message, hashlib.sha256).digest()
+    return base64.b64encode(digest).decode("ascii")
+
+
+def _read(path: Path | None) -> str | None:
+    if path is None:
+        return None
+    value = path.read_text(encoding="utf-8").strip()
+    register_secret(value)
+    return value
+
+
+@dataclass(frozen=True, slots=True)
+class DingTalkConfig:
+    access_token: str | None = None
+    access_token_file: Path | None = None
+    secret: str | None = None
+    secret_file: Path | None = None
+    api_url: str = DEFAULT_API_URL
+    keyword: str | None = None
+    at_mobiles: tuple[str, ...] = ()
+    at_user_ids: tuple[str, ...] = ()
+    at_all: bool = False
+    language: Language = "en"
+    send_resolved: bool = True
+    max_alerts: int = 0
+    proxy_url: str | None = None
+    timeout: float = 10.0
+
+    def __post_init__(self) -> None:
+        if (self.access_token is None) == (self.access_token_file is None):
+            raise ValueError("dingtalk: exactly one of access_token and access_token_file")
+        if self.secret is not None and self.secret_file is not None:
+            raise ValueError("dingtalk: at most one of secret and secret_file")
+        for value in (self.access_token, self.secret):
+            if value is not None:
+                register_secret(value)
+
+    @classmethod
+    def from_mapping(cls, raw: Mapping[str, Any]) -> DingTalkConfig:
+        http = raw.get("http_config") or {}
+        token_file, secret_file = raw.get("access_token_file"), raw.get("secret_file")
+        return cls(
+            access_token=raw.get("access_token"),
+            access_token_file=Path(token_file) if token_file else None,
+            secret=raw.get("secret"),
+            secret_file=Path(secret_file) if secret_file else None,
+            api_url=str(raw.get("api_url") or DEFAULT_API_URL),
+            keyword=raw.get("keyword"),
+            at_mobiles=tuple(str(m) for m in raw.get("at_mobiles") or ()),
+            at_user_ids=tuple(str(u) for u in raw.get("at_user_ids") or ()),
+            at_all=bool(raw.get("at_all", False)),
+            language=cast(Language, raw.get("language", "en")),
+            send_resolved=bool(raw.get("send_resolved", True)),
+            max_alerts=int(raw.get("max_alerts", 0)),
+            proxy_url=http.get("proxy_url"),
+            timeout=parse_duration(raw.get("timeout", http.get("timeout")), 10.0),
+        )
+
+    def query(self, now: float) -> dict[str, str]:
+        """Query for a send at ``now``; files are read now so a rotated secret needs no reload."""
+        token = self.access_token or _read(self.access_token_file) or ""
+        params = {"access_token": token}
+        secret = self.secret or _read(self.secret_file)
+        if secret:
+            ts = int(now * 1000)
+            params |= {"timestamp": str(ts), "sign": sign(secret, ts)}
+        return params
+
+
+def build_body(config: DingTalkConfig, payload: Mapping[str, Any]) -> dict[str, Any]:
+    """Markdown; mentions only ring for a critical firing group (and must appear in the text)."""
+    msg = render(payload, language=config.language, style="markdown", limit=LIMIT)
+    title = f"{config.keyword} {msg.title}" if config.keyword else msg.title
+    text = f"#### {title}\n\n{msg.body}"
+    ring = msg.severity == "critical"
+    at: dict[str, Any] = {"isAtAll": ring and config.at_all}
+    if ring and (config.at_mobiles or config.at_user_ids):
+        at |= {"atMobiles": list(config.at_mobiles), "atUserIds": list(config.at_user_ids)}
+        text += "\n\n" + " ".join(f"@{m}" for m in (*config.at_mobiles, *config.at_user_ids))
+    return {"msgtype": "markdown", "markdown": {"title": title, "text": text}, "at": at}
+
+
+def classify_body(content: bytes) -> Outcome:
+    try:
+        doc = json.loads(content)
+        code = int(doc["errcode"])
+        errmsg = str(doc.get("errmsg", ""))[:200]
+    except (ValueError, KeyError, TypeError):
+        return Outcome.retry("dingtalk: unreadable answer", status=200)
+    if code == 0:
+        return Outcome.ok(200)
+    reason = f"dingtalk: errcode {code}: {errmsg}"
+    if code == THROTTLED:
+        return Outcome.retry(reason, THROTTLE_PAUSE, 200)
+    if code == BUSY:
+        return Outcome.retry(reason, status=200)
+    return Outcome.permanent(reason, 200)
+
+
+class DingTalkNotifier:
+    integration = "dingtalk"
+
+    def __init__(self, config: DingTalkConfig, clock: Clock = SYSTEM_CLOCK) -> None:
+        self.config = config
+        self.clock = clock
+        self._client: httpx.AsyncClient | None = None
+
+    def _http(self) -> httpx.AsyncClient:
+        if self._client is None:
+            self._client = httpx.AsyncClient(
+                trust_env=False, proxy=self.config.proxy_url, timeout=self.config.timeout
+            )
+        return self._client
+
+    async def notify(
+        self, payload: Mapping[str, Any], idempotency_key: str | None = None
+    ) -> Outcome:
+        group = payload if self.config.send_resolved else without_resolved(payload)
+        if group is None:
+            return Outcome.ok()
+        body = build_body(self.config, truncate(group, self.config.max_alerts))
+        try:
+            resp = await self._http().post(
+                self.config.api_url,
+                params=self.config.query(self.clock.time()),
+                content=json.dumps(body, ensure_ascii=False).encode("utf-8"),
+                headers={"Content-Type": "application/json;charset=utf-8"},
+            )
+        except OSError as exc:
+            return Outcome.retry(f"dingtalk: secret file: {type(exc).__name__}")
+        except httpx.HTTPError as exc:
+            return classify_exception(exc)
+        if 200 <= resp.status_code < 300:
+            return classify_body(resp.content)
+        out = classify_http(resp.status_code, resp.content, resp.headers, self.clock.time())
+        reason = redact(f"dingtalk: {out.reason}: {resp.text[:200]}")
+        return Outcome(out.kind, reason, out.retry_after, out.status)
+
+    async def aclose(self) -> None:
+        if self._client is not None:
+            await self._client.aclose()
+            self._client = None
+
+
+def dingtalk_factory(raw: Mapping[str, Any]) -> DingTalkNotifier:
+    return DingTalkNotifier(DingTalkConfig.from_mapping(raw))

@@ -1,0 +1,151 @@
+"""Discord webhook, configured as Alertmanager's ``discord_configs``.
+
+The webhook URL carries its token in the path: it is registered for redaction and may live in
+``webhook_url_file``. We post one embed (title ≤256, description ≤4096 characters, colour by
+severity) with ``allowed_mentions.parse`` empty so an ``@everyone`` quoted from a log line cannot
+ping a whole server, and ``?wait=true`` so success is a 200 carrying the stored message
+(notify.md §3.9). 429 carries a fractional ``retry_after`` (and ``Retry-After``), which wins over
+our backoff; 400 (50035 invalid form body), 401 and 404 (webhook deleted) are permanent.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, cast
+from urllib.parse import urlsplit
+
+import httpx
+
+from inferwatch.clock import SYSTEM_CLOCK, Clock
+from inferwatch.notify.channels.webhook import parse_duration
+from inferwatch.notify.message import Language, fit, render
+from inferwatch.notify.payload import truncate, without_resolved
+from inferwatch.notify.retry import Outcome, classify_exception, classify_http
+from inferwatch.redact import redact, register_secret
+
+TITLE_CHARS, DESCRIPTION_CHARS = 256, 4096
+
+
+def register_url(url: str) -> None:
+    """The URL and its token segment: an error body may echo the path without the host."""
+    register_secret(url)
+    register_secret(urlsplit(url).path.rstrip("/").rsplit("/", 1)[-1])
+
+
+COLOUR = {"critical": 0xE01E5A, "warning": 0xECB22E, "info": 0x36A2EB, "resolved": 0x2EB67D}
+
+
+@dataclass(frozen=True, slots=True)
+class DiscordConfig:
+    webhook_url: str | None = None
+    webhook_url_file: Path | None = None
+    username: str | None = None
+    language: Language = "en"
+    send_resolved: bool = True
+    max_alerts: int = 0
+    proxy_url: str | None = None
+    timeout: float = 10.0
+
+    def __post_init__(self) -> None:
+        if (self.webhook_url is None) == (self.webhook_url_file is None):
+            raise ValueError("discord: exactly one of webhook_url and webhook_url_file")
+        if self.webhook_url is not None:
+            register_url(self.webhook_url)
+
+    @classmethod
+    def from_mapping(cls, raw: Mapping[str, Any]) -> DiscordConfig:
+        http = raw.get("http_config") or {}
+        url_file = raw.get("webhook_url_file")
+        return cls(
+            webhook_url=raw.get("webhook_url"),
+            webhook_url_file=Path(url_file) if url_file else None,
+            username=raw.get("username"),
+            language=cast(Language, raw.get("language", "en")),
+            send_resolved=bool(raw.get("send_resolved", True)),
+            max_alerts=int(raw.get("max_alerts", 0)),
+            proxy_url=http.get("proxy_url"),
+            timeout=parse_duration(raw.get("timeout", http.get("timeout")), 10.0),
+        )
+
+    def resolve_url(self) -> str:
+        if self.webhook_url is not None:
+            return self.webhook_url
+        assert self.webhook_url_file is not None
+        url = self.webhook_url_file.read_text(encoding="utf-8").strip()
+        register_url(url)
+        return url
+
+
+def build_body(config: DiscordConfig, payload: Mapping[str, Any]) -> dict[str, Any]:
+    msg = render(payload, language=config.language, style="markdown",
+                 limit=DESCRIPTION_CHARS, unit="chars")  # fmt: skip
+    embed = {
+        "title": fit(msg.title, TITLE_CHARS, "chars"),
+        "description": msg.body,
+        "color": COLOUR[msg.severity],
+    }
+    body: dict[str, Any] = {"embeds": [embed], "allowed_mentions": {"parse": []}}
+    if config.username:
+        body["username"] = config.username
+    return body
+
+
+def _error(content: bytes) -> str:
+    """``code message`` from Discord's error JSON."""
+    try:
+        doc = json.loads(content)
+        return f"{doc.get('code', '')} {doc.get('message', '')}".strip()[:200]
+    except (ValueError, UnicodeDecodeError, AttributeError):
+        return content[:200].decode("utf-8", "replace")
+
+
+class DiscordNotifier:
+    integration = "discord"
+
+    def __init__(self, config: DiscordConfig, clock: Clock = SYSTEM_CLOCK) -> None:
+        self.config = config
+        self.clock = clock
+        self._client: httpx.AsyncClient | None = None
+
+    def _http(self) -> httpx.AsyncClient:
+        if self._client is None:
+            self._client = httpx.AsyncClient(
+                trust_env=False, proxy=self.config.proxy_url, timeout=self.config.timeout
+            )
+        return self._client
+
+    async def notify(
+        self, payload: Mapping[str, Any], idempotency_key: str | None = None
+    ) -> Outcome:
+        group = payload if self.config.send_resolved else without_resolved(payload)
+        if group is None:
+            return Outcome.ok()
+        body = build_body(self.config, truncate(group, self.config.max_alerts))
+        try:
+            resp = await self._http().post(
+                self.config.resolve_url(),
+                params={"wait": "true"},
+                content=json.dumps(body, ensure_ascii=False).encode("utf-8"),
+                headers={"Content-Type": "application/json"},
+            )
+        except OSError as exc:
+            return Outcome.retry(f"discord: webhook_url_file: {type(exc).__name__}")
+        except httpx.HTTPError as exc:
+            return classify_exception(exc)
+        out = classify_http(resp.status_code, resp.content, resp.headers, self.clock.time())
+        if not out.reason:
+            return out
+        reason = redact(f"discord: {out.reason}: {_error(resp.content)}")
+        return Outcome(out.kind, reason, out.retry_after, out.status)
+
+    async def aclose(self) -> None:
+        if self._client is not None:
+            await self._client.aclose()
+            self._client = None
+
+
+def discord_factory(raw: Mapping[str, Any]) -> DiscordNotifier:
+    return DiscordNotifier(DiscordConfig.from_mapping(raw))

@@ -1,0 +1,182 @@
+"""Feishu / Lark custom bot (飞书自定义机器人), configured as ``feishu_configs``.
+
+Feishu mostly answers HTTP 200 when it refuses; the verdict is the body's ``code`` (older
+servers: ``StatusCode``), notify.md §3.3: 0 ok; 11232 (frequency limited) retries with backoff;
+19021 (sign or timestamp), 19024 (keyword), 19001 (token), 9499 (bad request) and other codes
+are permanent; HTTP 429/5xx retry. Signing differs from DingTalk: the timestamp is in seconds,
+``timestamp + "\\n" + secret`` is the HMAC **key** over an empty message, and both go in the
+JSON body; it is computed at send time. The hook token (in the URL path) and the secret are
+registered for redaction. ``text`` is the default; ``interactive`` sends a card with a colour
+header by severity (Lark: set ``api_url`` to open.larksuite.com).
+"""
+
+from __future__ import annotations
+
+import base64
+import hashlib
+import hmac
+import json
+from collections.abc import Mapping
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Literal, cast
+
+import httpx
+
+from inferwatch.clock import SYSTEM_CLOCK, Clock
+from inferwatch.notify.channels.webhook import parse_duration
+from inferwatch.notify.message import Language, render
+from inferwatch.notify.payload import truncate, without_resolved
+from inferwatch.notify.retry import Outcome, classify_exception, classify_http
+from inferwatch.redact import redact, register_secret
+
+DEFAULT_API_URL = "https://open.feishu.cn/open-apis/bot/v2/hook"
+LIMIT = 18000  # ≈20 KB per request [unverified]; leave room for the JSON around the text
+FREQUENCY_LIMITED = 11232
+MsgType = Literal["text", "interactive"]
+TEMPLATE = {"critical": "red", "warning": "orange", "info": "blue", "resolved": "green"}
+
+
+def sign(secret: str, timestamp: int) -> str:
+    """Feishu's signature for ``timestamp`` (Unix seconds)."""
+    key = f"{timestamp}\n{secret}".encode()
+    return base64.b64encode(hmac.new(key, b"", hashlib.sha256).digest()).decode("ascii")
+
+
+def _read(path: Path | None) -> str | None:
+    if path is None:
+        return None
+    value = path.read_text(encoding="utf-8").strip()
+    register_secret(value)
+    return value
+
+
+@dataclass(frozen=True, slots=True)
+class FeishuConfig:
+    token: str | None = None
+    token_file: Path | None = None
+    secret: str | None = None
+    secret_file: Path | None = None
+    api_url: str = DEFAULT_API_URL
+    msg_type: MsgType = "text"
+    language: Language = "en"
+    send_resolved: bool = True
+    max_alerts: int = 0
+    proxy_url: str | None = None
+    timeout: float = 10.0
+
+    def __post_init__(self) -> None:
+        if (self.token is None) == (self.token_file is None):
+            raise ValueError("feishu: exactly one of token and token_file must be set")
+        if self.secret is not None and self.secret_file is not None:
+            raise ValueError("feishu: at most one of secret and secret_file")
+        if self.msg_type not in ("text", "interactive"):
+            raise ValueError("feishu: msg_type must be text or interactive")
+        for value in (self.token, self.secret):
+            if value is not None:
+                register_secret(value)
+
+    @classmethod
+    def from_mapping(cls, raw: Mapping[str, Any]) -> FeishuConfig:
+        http = raw.get("http_config") or {}
+        token_file, secret_file = raw.get("token_file"), raw.get("secret_file")
+        return cls(
+            token=raw.get("token"),
+            token_file=Path(token_file) if token_file else None,
+            secret=raw.get("secret"),
+            secret_file=Path(secret_file) if secret_file else None,
+            api_url=str(raw.get("api_url") or DEFAULT_API_URL).rstrip("/"),
+            msg_type=cast(MsgType, raw.get("msg_type", "text")),
+            language=cast(Language, raw.get("language", "en")),
+            send_resolved=bool(raw.get("send_resolved", True)),
+            max_alerts=int(raw.get("max_alerts", 0)),
+            proxy_url=http.get("proxy_url"),
+            timeout=parse_duration(raw.get("timeout", http.get("timeout")), 10.0),
+        )
+
+
+def build_body(config: FeishuConfig, payload: Mapping[str, Any]) -> dict[str, Any]:
+    if config.msg_type == "text":
+        msg = render(payload, language=config.language, style="text", limit=LIMIT)
+        return {"msg_type": "text", "content": {"text": f"{msg.title}\n\n{msg.body}"}}
+    msg = render(payload, language=config.language, style="markdown", limit=LIMIT)
+    card = {
+        "header": {
+            "title": {"tag": "plain_text", "content": msg.title},
+            "template": TEMPLATE[msg.severity],
+        },
+        "elements": [{"tag": "markdown", "content": msg.body}],
+    }
+    return {"msg_type": "interactive", "card": card}
+
+
+def _code(content: bytes) -> tuple[int | None, str]:
+    try:
+        doc = json.loads(content)
+        code = doc.get("code", doc.get("StatusCode"))
+        text = doc.get("msg", doc.get("StatusMessage", ""))
+        return (int(code) if code is not None else None), str(text)[:200]
+    except (ValueError, UnicodeDecodeError, AttributeError, TypeError):
+        return None, ""
+
+
+class FeishuNotifier:
+    integration = "feishu"
+
+    def __init__(self, config: FeishuConfig, clock: Clock = SYSTEM_CLOCK) -> None:
+        self.config = config
+        self.clock = clock
+        self._client: httpx.AsyncClient | None = None
+
+    def _http(self) -> httpx.AsyncClient:
+        if self._client is None:
+            self._client = httpx.AsyncClient(
+                trust_env=False, proxy=self.config.proxy_url, timeout=self.config.timeout
+            )
+        return self._client
+
+    async def notify(
+        self, payload: Mapping[str, Any], idempotency_key: str | None = None
+    ) -> Outcome:
+        group = payload if self.config.send_resolved else without_resolved(payload)
+        if group is None:
+            return Outcome.ok()
+        body = build_body(self.config, truncate(group, self.config.max_alerts))
+        try:
+            token = self.config.token or _read(self.config.token_file) or ""
+            secret = self.config.secret or _read(self.config.secret_file)
+            if secret:
+                ts = int(self.clock.time())
+                body = {"timestamp": str(ts), "sign": sign(secret, ts), **body}
+            resp = await self._http().post(
+                f"{self.config.api_url}/{token}",
+                content=json.dumps(body, ensure_ascii=False).encode("utf-8"),
+                headers={"Content-Type": "application/json; charset=utf-8"},
+            )
+        except OSError as exc:
+            return Outcome.retry(f"feishu: secret file: {type(exc).__name__}")
+        except httpx.HTTPError as exc:
+            return classify_exception(exc)
+        code, text = _code(resp.content)
+        status = resp.status_code
+        if 200 <= status < 300:
+            if code == 0:
+                return Outcome.ok(status)
+            if code is None:
+                return Outcome.retry("feishu: unreadable answer", status=status)
+            reason = f"feishu: code {code}: {text}"
+            if code == FREQUENCY_LIMITED:
+                return Outcome.retry(reason, status=status)
+            return Outcome.permanent(reason, status)
+        out = classify_http(status, resp.content, resp.headers, self.clock.time())
+        detail = f"code {code}: {text}" if code is not None else resp.text[:200]
+        return Outcome(out.kind, redact(f"feishu: {out.reason}: {detail}"), out.retry_after, status)
+
+    async def aclose(self) -> None:
+        if self._client is not None:
+            await self._client.aclose()
+            self._client = None
+
+
+def feishu_factory(raw: Mapping[str, Any]) -> FeishuNotifier:
+    return FeishuNotifier(FeishuConfig.from_mapping(raw))

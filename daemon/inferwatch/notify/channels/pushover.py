@@ -1,0 +1,155 @@
+"""Pushover, configured as Alertmanager's ``pushover_configs``.
+
+Application token and user key travel in the form body (never the URL), are registered for
+redaction and may live in ``token_file``/``user_key_file``. Severity maps to Pushover priority
+(notify.md §3.11): critical → 2 (emergency: repeats every ``retry`` seconds until acknowledged,
+for at most ``expire``), warning → 0, info and resolved → -1 (quiet). Success is HTTP 200 **and**
+body ``status`` 1; 4xx (``{"status":0,"errors":[…]}``) is permanent; 429 (monthly quota spent)
+and 5xx retry. Limits: title 250, message 1024 characters.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, cast
+
+import httpx
+
+from inferwatch.clock import SYSTEM_CLOCK, Clock
+from inferwatch.notify.channels.webhook import parse_duration
+from inferwatch.notify.message import Language, fit, render
+from inferwatch.notify.payload import truncate, without_resolved
+from inferwatch.notify.retry import Outcome, classify_exception, classify_http
+from inferwatch.redact import redact, register_secret
+
+DEFAULT_API_URL = "https://api.pushover.net/1/messages.json"
+TITLE_CHARS, MESSAGE_CHARS = 250, 1024
+PRIORITY = {"critical": 2, "warning": 0, "info": -1, "resolved": -1}
+
+
+def _secret(value: str | None, path: Path | None) -> str:
+    if value is not None:
+        return value
+    assert path is not None
+    read = path.read_text(encoding="utf-8").strip()
+    register_secret(read)
+    return read
+
+
+@dataclass(frozen=True, slots=True)
+class PushoverConfig:
+    token: str | None = None
+    token_file: Path | None = None
+    user_key: str | None = None
+    user_key_file: Path | None = None
+    api_url: str = DEFAULT_API_URL
+    retry: int = 60
+    expire: int = 3600
+    language: Language = "en"
+    send_resolved: bool = True
+    max_alerts: int = 0
+    proxy_url: str | None = None
+    timeout: float = 10.0
+
+    def __post_init__(self) -> None:
+        if (self.token is None) == (self.token_file is None):
+            raise ValueError("pushover: exactly one of token and token_file must be set")
+        if (self.user_key is None) == (self.user_key_file is None):
+            raise ValueError("pushover: exactly one of user_key and user_key_file must be set")
+        if self.retry < 30 or not 0 < self.expire <= 10800:
+            raise ValueError("pushover: retry must be >= 30 s and expire at most 10800 s")
+        for value in (self.token, self.user_key):
+            if value is not None:
+                register_secret(value)
+
+    @classmethod
+    def from_mapping(cls, raw: Mapping[str, Any]) -> PushoverConfig:
+        http = raw.get("http_config") or {}
+        token_file, user_file = raw.get("token_file"), raw.get("user_key_file")
+        return cls(
+            token=raw.get("token"),
+            token_file=Path(token_file) if token_file else None,
+            user_key=raw.get("user_key"),
+            user_key_file=Path(user_file) if user_file else None,
+            api_url=str(raw.get("api_url") or DEFAULT_API_URL),
+            retry=int(parse_duration(raw.get("retry"), 60.0)),
+            expire=int(parse_duration(raw.get("expire"), 3600.0)),
+            language=cast(Language, raw.get("language", "en")),
+            send_resolved=bool(raw.get("send_resolved", True)),
+            max_alerts=int(raw.get("max_alerts", 0)),
+            proxy_url=http.get("proxy_url"),
+            timeout=parse_duration(raw.get("timeout", http.get("timeout")), 10.0),
+        )
+
+
+def build_form(config: PushoverConfig, payload: Mapping[str, Any]) -> dict[str, str]:
+    msg = render(payload, language=config.language, limit=MESSAGE_CHARS, unit="chars")
+    form = {
+        "token": _secret(config.token, config.token_file),
+        "user": _secret(config.user_key, config.user_key_file),
+        "title": fit(msg.title, TITLE_CHARS, "chars"),
+        "message": msg.body or msg.title,
+        "priority": str(PRIORITY[msg.severity]),
+    }
+    if form["priority"] == "2":
+        form |= {"retry": str(config.retry), "expire": str(config.expire)}
+    return form
+
+
+def _answer(content: bytes) -> tuple[int | None, str]:
+    try:
+        doc = json.loads(content)
+        errors = doc.get("errors") or []
+        return int(doc["status"]), "; ".join(str(e) for e in errors)[:200]
+    except (ValueError, UnicodeDecodeError, AttributeError, KeyError, TypeError):
+        return None, content[:200].decode("utf-8", "replace")
+
+
+class PushoverNotifier:
+    integration = "pushover"
+
+    def __init__(self, config: PushoverConfig, clock: Clock = SYSTEM_CLOCK) -> None:
+        self.config = config
+        self.clock = clock
+        self._client: httpx.AsyncClient | None = None
+
+    def _http(self) -> httpx.AsyncClient:
+        if self._client is None:
+            self._client = httpx.AsyncClient(
+                trust_env=False, proxy=self.config.proxy_url, timeout=self.config.timeout
+            )
+        return self._client
+
+    async def notify(
+        self, payload: Mapping[str, Any], idempotency_key: str | None = None
+    ) -> Outcome:
+        group = payload if self.config.send_resolved else without_resolved(payload)
+        if group is None:
+            return Outcome.ok()
+        try:
+            form = build_form(self.config, truncate(group, self.config.max_alerts))
+            resp = await self._http().post(self.config.api_url, data=form)
+        except OSError as exc:
+            return Outcome.retry(f"pushover: secret file: {type(exc).__name__}")
+        except httpx.HTTPError as exc:
+            return classify_exception(exc)
+        status, errors = _answer(resp.content)
+        if 200 <= resp.status_code < 300:
+            if status == 1:
+                return Outcome.ok(resp.status_code)
+            return Outcome.permanent(f"pushover: status {status}: {errors}", resp.status_code)
+        out = classify_http(resp.status_code, resp.content, resp.headers, self.clock.time())
+        reason = redact(f"pushover: {out.reason}: {errors}")
+        return Outcome(out.kind, reason, out.retry_after, out.status)
+
+    async def aclose(self) -> None:
+        if self._client is not None:
+            await self._client.aclose()
+            self._client = None
+
+
+def pushover_factory(raw: Mapping[str, Any]) -> PushoverNotifier:
+    return PushoverNotifier(PushoverConfig.from_mapping(raw))

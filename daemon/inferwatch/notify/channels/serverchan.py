@@ -1,0 +1,150 @@
+"""ServerChan (Server酱) to personal WeChat, configured as ``serverchan_configs``.
+
+The SendKey in the URL path is the whole credential: it is registered for redaction and may
+live in ``sendkey_file``. Server酱³ keys (``sctp<uid>t…``) post to
+``<uid>.push.ft07.com/send/<key>.send``, Turbo keys to ``sctapi.ftqq.com/<key>.send`` (§3.4).
+ServerChan answers HTTP 200 when it refuses: only body ``code`` 0 is success. Any other code is
+permanent, because the usual cause is the small daily quota, which a retry before it resets
+only burns (the fallback receiver takes over); 5xx and network errors retry.
+``title`` is capped at 32 characters, ``desp`` at 32 KB.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Mapping
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, cast
+
+import httpx
+
+from inferwatch.clock import SYSTEM_CLOCK, Clock
+from inferwatch.notify.channels.webhook import parse_duration
+from inferwatch.notify.message import Language, fit, render
+from inferwatch.notify.payload import truncate, without_resolved
+from inferwatch.notify.retry import Outcome, classify_exception, classify_http
+from inferwatch.redact import redact, register_secret
+
+TURBO_URL = "https://sctapi.ftqq.com"
+_SC3 = re.compile(r"^sctp(\d+)t")
+TITLE_CHARS, SHORT_CHARS, DESP_BYTES = 32, 64, 32000
+
+
+@dataclass(frozen=True, slots=True)
+class ServerChanConfig:
+    sendkey: str | None = None
+    sendkey_file: Path | None = None
+    api_url: str | None = None
+    channel: str | None = None
+    language: Language = "en"
+    send_resolved: bool = True
+    max_alerts: int = 0
+    proxy_url: str | None = None
+    timeout: float = 10.0
+
+    def __post_init__(self) -> None:
+        if (self.sendkey is None) == (self.sendkey_file is None):
+            raise ValueError("serverchan: exactly one of sendkey and sendkey_file must be set")
+        if self.sendkey is not None:
+            register_secret(self.sendkey)
+
+    @classmethod
+    def from_mapping(cls, raw: Mapping[str, Any]) -> ServerChanConfig:
+        http = raw.get("http_config") or {}
+        key_file = raw.get("sendkey_file")
+        return cls(
+            sendkey=raw.get("sendkey"),
+            sendkey_file=Path(key_file) if key_file else None,
+            api_url=str(raw["api_url"]).rstrip("/") if raw.get("api_url") else None,
+            channel=str(raw["channel"]) if raw.get("channel") else None,
+            language=cast(Language, raw.get("language", "en")),
+            send_resolved=bool(raw.get("send_resolved", True)),
+            max_alerts=int(raw.get("max_alerts", 0)),
+            proxy_url=http.get("proxy_url"),
+            timeout=parse_duration(raw.get("timeout", http.get("timeout")), 10.0),
+        )
+
+    def endpoint(self) -> str:
+        """The send URL for the key kind; ``api_url`` replaces only the scheme and host."""
+        key = self.sendkey
+        if key is None:
+            assert self.sendkey_file is not None
+            key = self.sendkey_file.read_text(encoding="utf-8").strip()
+            register_secret(key)
+        sc3 = _SC3.match(key)
+        base = self.api_url or (f"https://{sc3.group(1)}.push.ft07.com" if sc3 else TURBO_URL)
+        return f"{base}/send/{key}.send" if sc3 else f"{base}/{key}.send"
+
+
+def build_body(config: ServerChanConfig, payload: Mapping[str, Any]) -> dict[str, Any]:
+    msg = render(payload, language=config.language, style="markdown", limit=DESP_BYTES)
+    body: dict[str, Any] = {
+        "title": fit(msg.title, TITLE_CHARS, "chars"),
+        "desp": msg.body,
+        "short": fit(msg.title, SHORT_CHARS, "chars"),
+    }
+    if config.channel:
+        body["channel"] = config.channel
+    return body
+
+
+def classify_body(content: bytes, status: int) -> Outcome:
+    try:
+        doc = json.loads(content)
+        code = int(doc["code"])
+        text = str(doc.get("message", ""))[:200]
+    except (ValueError, KeyError, TypeError):
+        return Outcome.retry("serverchan: unreadable answer", status=status)
+    if code == 0:
+        return Outcome.ok(status)
+    return Outcome.permanent(f"serverchan: code {code}: {text}", status)
+
+
+class ServerChanNotifier:
+    integration = "serverchan"
+
+    def __init__(self, config: ServerChanConfig, clock: Clock = SYSTEM_CLOCK) -> None:
+        self.config = config
+        self.clock = clock
+        self._client: httpx.AsyncClient | None = None
+
+    def _http(self) -> httpx.AsyncClient:
+        if self._client is None:
+            self._client = httpx.AsyncClient(
+                trust_env=False, proxy=self.config.proxy_url, timeout=self.config.timeout
+            )
+        return self._client
+
+    async def notify(
+        self, payload: Mapping[str, Any], idempotency_key: str | None = None
+    ) -> Outcome:
+        group = payload if self.config.send_resolved else without_resolved(payload)
+        if group is None:
+            return Outcome.ok()
+        body = build_body(self.config, truncate(group, self.config.max_alerts))
+        try:
+            resp = await self._http().post(
+                self.config.endpoint(),
+                content=json.dumps(body, ensure_ascii=False).encode("utf-8"),
+                headers={"Content-Type": "application/json;charset=utf-8"},
+            )
+        except OSError as exc:
+            return Outcome.retry(f"serverchan: sendkey_file: {type(exc).__name__}")
+        except httpx.HTTPError as exc:
+            return classify_exception(exc)
+        if 200 <= resp.status_code < 300:
+            return classify_body(resp.content, resp.status_code)
+        out = classify_http(resp.status_code, resp.content, resp.headers, self.clock.time())
+        reason = redact(f"serverchan: {out.reason}: {resp.text[:200]}")
+        return Outcome(out.kind, reason, out.retry_after, out.status)
+
+    async def aclose(self) -> None:
+        if self._client is not None:
+            await self._client.aclose()
+            self._client = None
+
+
+def serverchan_factory(raw: Mapping[str, Any]) -> ServerChanNotifier:
+    return ServerChanNotifier(ServerChanConfig.from_mapping(raw))

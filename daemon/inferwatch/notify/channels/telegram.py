@@ -1,0 +1,172 @@
+"""Telegram Bot API ``sendMessage``, configured as Alertmanager's ``telegram_configs``.
+
+The verdict is the HTTP status together with the body's ``ok`` (notify.md §3.8): 429 carries
+``parameters.retry_after``, which wins over our backoff (Apprise ignores it and loses messages);
+401/403 (bad token, bot blocked) are permanent; a 400 "can't parse entities" is resent once as
+plain text rather than lost. The bot token sits in the URL path, so it is registered for
+redaction, may live in ``bot_token_file`` and no error text is built from the URL. Info and
+resolved messages go out with ``disable_notification`` so only real problems make a sound.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, cast
+
+import httpx
+
+from inferwatch.clock import SYSTEM_CLOCK, Clock
+from inferwatch.notify.channels.webhook import parse_duration
+from inferwatch.notify.message import Language, Style, render
+from inferwatch.notify.payload import truncate, without_resolved
+from inferwatch.notify.retry import Outcome, OutcomeKind, classify_exception, classify_http
+from inferwatch.redact import redact, register_secret
+
+DEFAULT_API_URL = "https://api.telegram.org"
+LIMIT = 4096  # characters after entity parsing
+
+
+@dataclass(frozen=True, slots=True)
+class TelegramConfig:
+    chat_id: int | str
+    bot_token: str | None = None
+    bot_token_file: Path | None = None
+    api_url: str = DEFAULT_API_URL
+    message_thread_id: int | None = None
+    parse_mode: str = "HTML"
+    disable_notifications: bool = False
+    language: Language = "en"
+    send_resolved: bool = True
+    max_alerts: int = 0
+    proxy_url: str | None = None
+    timeout: float = 10.0
+
+    def __post_init__(self) -> None:
+        if (self.bot_token is None) == (self.bot_token_file is None):
+            raise ValueError("telegram: exactly one of bot_token and bot_token_file must be set")
+        if self.parse_mode not in ("HTML", ""):
+            raise ValueError("telegram: parse_mode must be HTML or empty (plain text)")
+        if self.bot_token is not None:
+            register_secret(self.bot_token)
+
+    @classmethod
+    def from_mapping(cls, raw: Mapping[str, Any]) -> TelegramConfig:
+        http = raw.get("http_config") or {}
+        token_file = raw.get("bot_token_file")
+        if raw.get("chat_id") in (None, ""):
+            raise ValueError("telegram: chat_id is required")
+        thread = raw.get("message_thread_id")
+        return cls(
+            chat_id=raw["chat_id"],
+            bot_token=raw.get("bot_token"),
+            bot_token_file=Path(token_file) if token_file else None,
+            api_url=str(raw.get("api_url") or DEFAULT_API_URL).rstrip("/"),
+            message_thread_id=int(thread) if thread is not None else None,
+            parse_mode=str(raw.get("parse_mode", "HTML")),
+            disable_notifications=bool(raw.get("disable_notifications", False)),
+            language=cast(Language, raw.get("language", "en")),
+            send_resolved=bool(raw.get("send_resolved", True)),
+            max_alerts=int(raw.get("max_alerts", 0)),
+            proxy_url=http.get("proxy_url"),
+            timeout=parse_duration(raw.get("timeout", http.get("timeout")), 10.0),
+        )
+
+    def resolve_token(self) -> str:
+        if self.bot_token is not None:
+            return self.bot_token
+        assert self.bot_token_file is not None
+        token = self.bot_token_file.read_text(encoding="utf-8").strip()
+        register_secret(token)
+        return token
+
+
+def build_body(config: TelegramConfig, payload: Mapping[str, Any], html: bool) -> dict[str, Any]:
+    style: Style = "html" if html else "text"
+    probe = render(payload, language=config.language, style=style, limit=LIMIT, unit="chars")
+    room = LIMIT - len(probe.title) - 2
+    msg = render(payload, language=config.language, style=style, limit=room, unit="chars")
+    title = msg.title.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
+    text = f"<b>{title}</b>\n\n{msg.body}" if html else f"{msg.title}\n\n{msg.body}"
+    quiet = config.disable_notifications or msg.severity in ("info", "resolved")
+    body: dict[str, Any] = {"chat_id": config.chat_id, "text": text, "disable_notification": quiet}
+    if html:
+        body["parse_mode"] = "HTML"
+    if config.message_thread_id is not None:
+        body["message_thread_id"] = config.message_thread_id
+    return body
+
+
+def _description(content: bytes) -> tuple[bool, str, dict[str, Any]]:
+    try:
+        doc = json.loads(content)
+    except (ValueError, UnicodeDecodeError):
+        return False, "", {}
+    if not isinstance(doc, dict):
+        return False, "", {}
+    params = doc.get("parameters")
+    desc = str(doc.get("description", ""))[:200]
+    return doc.get("ok") is True, desc, params if isinstance(params, dict) else {}
+
+
+class TelegramNotifier:
+    integration = "telegram"
+
+    def __init__(self, config: TelegramConfig, clock: Clock = SYSTEM_CLOCK) -> None:
+        self.config = config
+        self.clock = clock
+        self._client: httpx.AsyncClient | None = None
+
+    def _http(self) -> httpx.AsyncClient:
+        if self._client is None:
+            self._client = httpx.AsyncClient(
+                trust_env=False, proxy=self.config.proxy_url, timeout=self.config.timeout
+            )
+        return self._client
+
+    async def notify(
+        self, payload: Mapping[str, Any], idempotency_key: str | None = None
+    ) -> Outcome:
+        group = payload if self.config.send_resolved else without_resolved(payload)
+        if group is None:
+            return Outcome.ok()
+        group = truncate(group, self.config.max_alerts)
+        html = self.config.parse_mode == "HTML"
+        outcome = await self._send(build_body(self.config, group, html))
+        if html and outcome.kind is OutcomeKind.PERMANENT and "parse entities" in outcome.reason:
+            outcome = await self._send(build_body(self.config, group, html=False))
+        return outcome
+
+    async def _send(self, body: Mapping[str, Any]) -> Outcome:
+        try:
+            token = self.config.resolve_token()
+            resp = await self._http().post(
+                f"{self.config.api_url}/bot{token}/sendMessage",
+                content=json.dumps(body, ensure_ascii=False).encode("utf-8"),
+                headers={"Content-Type": "application/json"},
+            )
+        except OSError as exc:
+            return Outcome.retry(f"telegram: bot_token_file: {type(exc).__name__}")
+        except httpx.HTTPError as exc:
+            return classify_exception(exc)
+        ok, desc, params = _description(resp.content)
+        if 200 <= resp.status_code < 300:
+            if ok:
+                return Outcome.ok(resp.status_code)
+            return Outcome.retry("telegram: unreadable answer", status=resp.status_code)
+        out = classify_http(resp.status_code, resp.content, resp.headers, self.clock.time())
+        reason = f"telegram: {out.reason}: {desc}"
+        if "migrate_to_chat_id" in params:
+            reason += f" (group is now chat_id {params['migrate_to_chat_id']})"
+        return Outcome(out.kind, redact(reason), out.retry_after, out.status)
+
+    async def aclose(self) -> None:
+        if self._client is not None:
+            await self._client.aclose()
+            self._client = None
+
+
+def telegram_factory(raw: Mapping[str, Any]) -> TelegramNotifier:
+    return TelegramNotifier(TelegramConfig.from_mapping(raw))

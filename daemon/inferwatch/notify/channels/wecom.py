@@ -1,0 +1,178 @@
+"""WeCom group robot (企业微信群机器人), configured as ``wecom_configs``.
+
+WeCom answers HTTP 200 even when it refuses, so the verdict is the body's ``errcode``
+(notify.md §3.1): 0 ok; 45009 (20/min per robot) and -1 (busy) retry, 45009 no sooner than the
+minute window; 93000 (key removed) and every other code are permanent. The ``key`` in the query
+is the whole credential: it is registered for redaction, may live in ``key_file`` (read at send
+time so a rotated key needs no reload) and no error text is built from the URL. ``markdown`` is
+the default type (``markdown_v2`` shows raw on old clients); ``text`` carries ``mentioned_list``
+so a critical alert can ring a person.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Literal, cast
+
+import httpx
+
+from inferwatch.clock import SYSTEM_CLOCK, Clock
+from inferwatch.notify.channels.webhook import parse_duration
+from inferwatch.notify.message import Language, Style, fit, render
+from inferwatch.notify.payload import truncate, without_resolved
+from inferwatch.notify.retry import Outcome, classify_exception, classify_http
+from inferwatch.redact import redact, register_secret
+
+DEFAULT_API_URL = "https://qyapi.weixin.qq.com/cgi-bin/webhook/send"
+MsgType = Literal["markdown", "markdown_v2", "text"]
+LIMITS = {"markdown": 4096, "markdown_v2": 4096, "text": 2048}
+RATE_LIMITED, BUSY = 45009, -1
+RATE_WINDOW = 60.0
+
+
+@dataclass(frozen=True, slots=True)
+class WeComConfig:
+    key: str | None = None
+    key_file: Path | None = None
+    api_url: str = DEFAULT_API_URL
+    msgtype: MsgType = "markdown"
+    mentioned_list: tuple[str, ...] = ()
+    mentioned_mobile_list: tuple[str, ...] = ()
+    language: Language = "en"
+    send_resolved: bool = True
+    max_alerts: int = 0
+    proxy_url: str | None = None
+    timeout: float = 10.0
+
+    def __post_init__(self) -> None:
+        if (self.key is None) == (self.key_file is None):
+            raise ValueError("wecom: exactly one of key and key_file must be set")
+        if self.msgtype not in LIMITS:
+            raise ValueError(f"wecom: msgtype must be one of {sorted(LIMITS)}")
+        if self.language not in ("en", "zh"):
+            raise ValueError("wecom: language must be en or zh")
+        if self.key is not None:
+            register_secret(self.key)
+
+    @classmethod
+    def from_mapping(cls, raw: Mapping[str, Any]) -> WeComConfig:
+        http = raw.get("http_config") or {}
+        key_file = raw.get("key_file")
+        return cls(
+            key=raw.get("key"),
+            key_file=Path(key_file) if key_file else None,
+            api_url=str(raw.get("api_url") or DEFAULT_API_URL),
+            msgtype=cast(MsgType, raw.get("msgtype", "markdown")),
+            mentioned_list=tuple(raw.get("mentioned_list") or ()),
+            mentioned_mobile_list=tuple(raw.get("mentioned_mobile_list") or ()),
+            language=cast(Language, raw.get("language", "en")),
+            send_resolved=bool(raw.get("send_resolved", True)),
+            max_alerts=int(raw.get("max_alerts", 0)),
+            proxy_url=http.get("proxy_url"),
+            timeout=parse_duration(raw.get("timeout", http.get("timeout")), 10.0),
+        )
+
+    def resolve_key(self) -> str:
+        if self.key is not None:
+            return self.key
+        assert self.key_file is not None
+        key = self.key_file.read_text(encoding="utf-8").strip()
+        register_secret(key)
+        return key
+
+
+def build_body(config: WeComConfig, payload: Mapping[str, Any]) -> dict[str, Any]:
+    """The robot's JSON for one group; mentions ring only for a critical firing group."""
+    kind = config.msgtype
+    style: Style = "text" if kind == "text" else "markdown"
+    msg = render(payload, language=config.language, style=style, limit=LIMITS[kind] - 200)
+    ring = msg.severity == "critical"
+    if kind == "text":
+        inner: dict[str, Any] = {"content": f"{msg.title}\n\n{msg.body}"}
+        if ring and config.mentioned_list:
+            inner["mentioned_list"] = list(config.mentioned_list)
+        if ring and config.mentioned_mobile_list:
+            inner["mentioned_mobile_list"] = list(config.mentioned_mobile_list)
+        inner["content"] = fit(inner["content"], LIMITS[kind])
+        return {"msgtype": "text", "text": inner}
+    content = msg.body
+    if kind == "markdown":  # only classic markdown has colours and <@userid> mentions
+        colour = {"critical": "warning", "resolved": "info"}.get(msg.severity, "comment")
+        content = f'## <font color="{colour}">{msg.title}</font>\n{content}'
+        if ring and config.mentioned_list:
+            content += "\n" + " ".join(f"<@{u}>" for u in config.mentioned_list)
+    else:
+        content = f"## {msg.title}\n{content}"
+    return {"msgtype": kind, kind: {"content": fit(content, LIMITS[kind])}}
+
+
+def classify_body(body: bytes) -> Outcome:
+    """The verdict of an HTTP 200 answer, from its ``errcode``."""
+    try:
+        doc = json.loads(body)
+        code = int(doc["errcode"])
+        errmsg = str(doc.get("errmsg", ""))[:200]
+    except (ValueError, KeyError, TypeError):
+        # Something answered 200 that is not the robot (a captive portal, a proxy page).
+        return Outcome.retry("wecom: unreadable answer", status=200)
+    if code == 0:
+        return Outcome.ok(200)
+    reason = f"wecom: errcode {code}: {errmsg}"
+    if code == RATE_LIMITED:
+        return Outcome.retry(reason, RATE_WINDOW, 200)
+    if code == BUSY:
+        return Outcome.retry(reason, status=200)
+    return Outcome.permanent(reason, 200)
+
+
+class WeComNotifier:
+    integration = "wecom"
+
+    def __init__(self, config: WeComConfig, clock: Clock = SYSTEM_CLOCK) -> None:
+        self.config = config
+        self.clock = clock
+        self._client: httpx.AsyncClient | None = None
+
+    def _http(self) -> httpx.AsyncClient:
+        if self._client is None:
+            self._client = httpx.AsyncClient(
+                trust_env=False, proxy=self.config.proxy_url, timeout=self.config.timeout
+            )
+        return self._client
+
+    async def notify(
+        self, payload: Mapping[str, Any], idempotency_key: str | None = None
+    ) -> Outcome:
+        group = payload if self.config.send_resolved else without_resolved(payload)
+        if group is None:
+            return Outcome.ok()
+        body = build_body(self.config, truncate(group, self.config.max_alerts))
+        try:
+            key = self.config.resolve_key()
+            resp = await self._http().post(
+                self.config.api_url,
+                params={"key": key},
+                content=json.dumps(body, ensure_ascii=False).encode("utf-8"),
+                headers={"Content-Type": "application/json"},
+            )
+        except OSError as exc:
+            return Outcome.retry(f"wecom: key_file: {type(exc).__name__}")
+        except httpx.HTTPError as exc:
+            return classify_exception(exc)
+        if not 200 <= resp.status_code < 300:
+            out = classify_http(resp.status_code, resp.content, resp.headers, self.clock.time())
+            reason = redact(f"wecom: {out.reason}: {resp.text[:200]}")
+            return Outcome(out.kind, reason, out.retry_after, out.status)
+        return classify_body(resp.content)
+
+    async def aclose(self) -> None:
+        if self._client is not None:
+            await self._client.aclose()
+            self._client = None
+
+
+def wecom_factory(raw: Mapping[str, Any]) -> WeComNotifier:
+    return WeComNotifier(WeComConfig.from_mapping(raw))

@@ -1,0 +1,203 @@
+"""One phone-sized message from a v4 payload, shared by every chat channel.
+
+A phone shows a few lines in a banner, so each alert becomes a short block: a title with the
+severity and the alert name, the host, then summary, diagnosis, action, the identifying numbers
+(engine, GPU, Xid...) and when it started (or, resolved, how long it lasted). Providers count
+limits in UTF-8 bytes (WeCom 4096 B; a Chinese character is 3 B) or in characters (Telegram), so
+blocks are added while they fit, the rest is counted as "+N more", and a cut never splits a code
+point and is always marked (notify.md §3).
+"""
+
+from __future__ import annotations
+
+import html
+import re
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from datetime import UTC, datetime, tzinfo
+from typing import Any, Literal
+
+Language = Literal["en", "zh"]
+Style = Literal["text", "markdown", "html"]
+Unit = Literal["bytes", "chars"]
+
+RANK = {"critical": 3, "warning": 2, "info": 1}
+KEY_LABELS = ("engine", "gpu", "pci_bus_id", "xid", "dp_rank", "signature", "job")
+"""Labels worth showing on a phone: they say *which* engine/GPU without opening a dashboard."""
+
+TEXTS: dict[str, dict[str, str]] = {
+    "en": {"critical": "CRITICAL", "warning": "WARNING", "info": "INFO", "resolved": "RESOLVED",
+           "host": "Host", "diagnosis": "Why", "action": "Do", "since": "Since",
+           "lasted": "Resolved after", "more": "+{n} more", "cut": "…[cut]"},
+    "zh": {"critical": "严重", "warning": "警告", "info": "提示", "resolved": "已恢复",
+           "host": "主机", "diagnosis": "诊断", "action": "处理", "since": "开始于",
+           "lasted": "已恢复，持续", "more": "另有 {n} 条", "cut": "…[已截断]"},
+}  # fmt: skip
+_PARTIAL = re.compile(r"&[#a-zA-Z0-9]*$|<[^>]*$")
+
+
+@dataclass(frozen=True, slots=True)
+class Message:
+    """What a channel sends: ``severity`` is the highest among firing alerts, or ``resolved``."""
+
+    title: str
+    body: str
+    severity: str
+    resolved: bool
+
+
+def size(text: str, unit: Unit = "bytes") -> int:
+    return len(text.encode("utf-8")) if unit == "bytes" else len(text)
+
+
+def fit(text: str, limit: int, unit: Unit = "bytes", marker: str = "…") -> str:
+    """``text`` cut to ``limit`` (UTF-8 bytes or characters) on a code-point boundary, with
+    ``marker`` appended when anything was cut."""
+    if limit <= 0:
+        return ""
+    if size(text, unit) <= limit:
+        return text
+    room = max(0, limit - size(marker, unit))
+    if unit == "chars":
+        return (text[:room] + marker)[:limit]
+    # A byte cut leaves at most one partial sequence at the end; "ignore" drops just that.
+    head = text.encode("utf-8")[:room].decode("utf-8", "ignore")
+    return fit(head + marker, limit, unit, "") if size(head + marker) > limit else head + marker
+
+
+def severity_of(alert: Mapping[str, Any]) -> str:
+    sev = str(alert.get("labels", {}).get("severity", "")).lower()
+    return sev if sev in RANK else "warning"
+
+
+def top_severity(payload: Mapping[str, Any]) -> str:
+    firing = [a for a in payload.get("alerts", []) if a.get("status") == "firing"]
+    if not firing:
+        return "resolved"
+    return max((severity_of(a) for a in firing), key=lambda s: RANK[s])
+
+
+def _parse_time(value: object) -> datetime | None:
+    if not isinstance(value, str) or not value or value.startswith("0001-"):
+        return None
+    try:
+        return datetime.fromisoformat(value.replace("Z", "+00:00"))
+    except ValueError:
+        return None
+
+
+def duration_text(seconds: float, language: Language = "en") -> str:
+    total = max(0, int(seconds))
+    h, rem = divmod(total, 3600)
+    m, s = divmod(rem, 60)
+    units = ("h", "m", "s") if language == "en" else ("小时", "分", "秒")
+    parts = [f"{v}{u}" for v, u in zip((h, m, s), units, strict=True) if v]
+    return ("" if language == "zh" else " ").join(parts) or f"0{units[2]}"
+
+
+def host_of(alert: Mapping[str, Any], payload: Mapping[str, Any]) -> str:
+    labels = alert.get("labels", {})
+    common = payload.get("commonLabels", {})
+    return str(labels.get("host") or common.get("host") or labels.get("instance") or "")
+
+
+class _Renderer:
+    def __init__(self, language: Language, style: Style, tz: tzinfo) -> None:
+        self.t = TEXTS[language]
+        self.language: Language = language
+        self.style = style
+        self.tz = tz
+
+    def more(self, n: int) -> str:
+        return "\n\n" + self.esc(self.t["more"].format(n=n)) if n > 0 else ""
+
+    def esc(self, text: str) -> str:
+        return html.escape(text, quote=False) if self.style == "html" else text
+
+    def bold(self, text: str) -> str:
+        if self.style == "markdown":
+            return f"**{text}**"
+        return f"<b>{text}</b>" if self.style == "html" else text
+
+    def block(self, alert: Mapping[str, Any], payload: Mapping[str, Any]) -> str:
+        labels = alert.get("labels", {})
+        notes = alert.get("annotations", {})
+        name = str(labels.get("alertname", "alert"))
+        status = "resolved" if alert.get("status") == "resolved" else severity_of(alert)
+        head = self.bold(self.esc(f"[{self.t[status]}] {name}"))
+        lines = [f"### {head}" if self.style == "markdown" else head]
+        host = host_of(alert, payload)
+        if host:
+            lines.append(self.esc(f"{self.t['host']}: {host}"))
+        for key, prefix in (("summary", ""), ("diagnosis", "diagnosis"), ("action", "action")):
+            value = " ".join(str(notes.get(key, "")).split())
+            if value:
+                lines.append(self.esc(f"{self.t[prefix]}: {value}" if prefix else value))
+        numbers = [f"{k}={labels[k]}" for k in KEY_LABELS if labels.get(k) not in (None, "")]
+        if numbers:
+            lines.append(self.esc(" ".join(numbers)))
+        when = self.when(alert)
+        return "\n".join([*lines, self.esc(when)] if when else lines)
+
+    def when(self, alert: Mapping[str, Any]) -> str:
+        start = _parse_time(alert.get("startsAt"))
+        end = _parse_time(alert.get("endsAt"))
+        if alert.get("status") == "resolved" and start is not None and end is not None:
+            lasted = duration_text((end - start).total_seconds(), self.language)
+            return f"{self.t['lasted']} {lasted}"
+        if start is None:
+            return ""
+        return f"{self.t['since']} {start.astimezone(self.tz):%Y-%m-%d %H:%M:%S %Z}"
+
+
+def title_of(payload: Mapping[str, Any], language: Language = "en") -> str:
+    """``[CRITICAL] EngineDown @ gpu-a (+2)``: the line a phone shows in its banner."""
+    alerts: Sequence[Mapping[str, Any]] = payload.get("alerts", [])
+    sev = top_severity(payload)
+    firing = [a for a in alerts if a.get("status") == "firing"]
+    lead = (firing or list(alerts) or [{}])[0]
+    name = str(lead.get("labels", {}).get("alertname", "alert"))
+    host = host_of(lead, payload)
+    extra = f" (+{len(alerts) - 1})" if len(alerts) > 1 else ""
+    return f"[{TEXTS[language][sev]}] {name}{' @ ' + host if host else ''}{extra}"
+
+
+def render(
+    payload: Mapping[str, Any],
+    *,
+    language: Language = "en",
+    style: Style = "text",
+    limit: int = 4096,
+    unit: Unit = "bytes",
+    tz: tzinfo = UTC,
+) -> Message:
+    """Firing alerts first (most severe first), then resolved; blocks that do not fit become a
+    "+N more" line, and a single oversized block is cut with a visible marker."""
+    r = _Renderer(language, style, tz)
+    alerts = sorted(
+        payload.get("alerts", []),
+        key=lambda a: (a.get("status") != "firing", -RANK[severity_of(a)]),
+    )
+    more = int(payload.get("truncatedAlerts", 0) or 0)
+    blocks = [r.block(a, payload) for a in alerts]
+    body, shown = "", 0
+    for block in blocks:
+        candidate = f"{body}\n\n{block}" if body else block
+        if size(candidate + r.more(len(blocks) - shown - 1 + more), unit) > limit:
+            break
+        body, shown = candidate, shown + 1
+    if shown == 0 and blocks:  # even the first block is too big: cut it, visibly
+        tail = r.more(len(blocks) - 1 + more)
+        cut = _cut_html if style == "html" else fit
+        body = cut(blocks[0], max(0, limit - size(tail, unit)), unit, r.esc(r.t["cut"])) + tail
+    else:
+        body += r.more(len(blocks) - shown + more)
+    sev = top_severity(payload)
+    return Message(title_of(payload, language), fit(body, limit, unit), sev, sev == "resolved")
+
+
+def _cut_html(text: str, limit: int, unit: Unit, marker: str) -> str:
+    """Cut HTML without leaving a half entity or tag and close a bold the cut left open
+    (Telegram rejects unbalanced HTML with 400 "can't parse entities")."""
+    head = _PARTIAL.sub("", fit(text, limit - size(marker, unit) - 4, unit, ""))
+    return head + ("</b>" if head.count("<b>") > head.count("</b>") else "") + marker

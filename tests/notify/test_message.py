@@ -1,0 +1,101 @@
+"""Phone-sized message rendering: content, languages, styles and byte-safe truncation."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from hypothesis import given
+from hypothesis import strategies as st
+
+from inferwatch.notify.message import duration_text, fit, render, size, title_of, top_severity
+
+FIRING: dict[str, Any] = {
+    "status": "firing",
+    "labels": {"alertname": "EngineDown", "severity": "critical", "host": "gpu-a",
+               "engine": "main", "gpu": "0"},
+    "annotations": {"summary": "Engine main crashed", "diagnosis": "illegal memory access",
+                    "action": "restart the engine"},
+    "startsAt": "2026-01-01T02:00:07Z",
+    "endsAt": "0001-01-01T00:00:00Z",
+}  # fmt: skip
+RESOLVED: dict[str, Any] = {
+    "status": "resolved",
+    "labels": {"alertname": "DecodeSlow", "severity": "warning", "host": "gpu-a"},
+    "annotations": {"summary": "decode slow"},
+    "startsAt": "2026-01-01T02:00:00Z",
+    "endsAt": "2026-01-01T03:05:09Z",
+}
+
+
+def test_firing_block_has_every_part_and_title_has_severity_name_host() -> None:
+    msg = render({"alerts": [RESOLVED, FIRING]})
+    assert msg.title == "[CRITICAL] EngineDown @ gpu-a (+1)"
+    assert msg.severity == "critical" and not msg.resolved
+    first, second = msg.body.split("\n\n")
+    assert first.splitlines() == [
+        "[CRITICAL] EngineDown",
+        "Host: gpu-a",
+        "Engine main crashed",
+        "Why: illegal memory access",
+        "Do: restart the engine",
+        "engine=main gpu=0",
+        "Since 2026-01-01 02:00:07 UTC",
+    ]
+    assert second.splitlines()[0] == "[RESOLVED] DecodeSlow"
+    assert second.splitlines()[-1] == "Resolved after 1h 5m 9s"
+
+
+def test_chinese_and_resolved_group() -> None:
+    msg = render({"alerts": [RESOLVED]}, language="zh")
+    assert msg.resolved and msg.severity == "resolved"
+    assert msg.title == "[已恢复] DecodeSlow @ gpu-a"
+    assert "已恢复，持续 1小时5分9秒" in msg.body and "主机: gpu-a" in msg.body
+    assert top_severity({"alerts": []}) == "resolved"
+    assert title_of({"alerts": []}) == "[RESOLVED] alert"
+
+
+def test_styles_markdown_and_html_escape() -> None:
+    tricky = {**FIRING, "annotations": {"summary": "a < b & c > d"}}
+    md = render({"alerts": [tricky]}, style="markdown")
+    assert md.body.startswith("### **[CRITICAL] EngineDown**")
+    h = render({"alerts": [tricky]}, style="html")
+    assert h.body.startswith("<b>[CRITICAL] EngineDown</b>")
+    assert "a &lt; b &amp; c &gt; d" in h.body
+
+
+def test_blocks_that_do_not_fit_become_more_line() -> None:
+    alerts = [{**FIRING, "labels": {**FIRING["labels"], "n": str(i)}} for i in range(20)]
+    msg = render({"alerts": alerts, "truncatedAlerts": 3}, limit=600)
+    assert size(msg.body) <= 600
+    kept = msg.body.count("[CRITICAL]")
+    assert msg.body.endswith(f"+{20 - kept + 3} more")
+
+
+def test_oversized_first_block_is_cut_and_the_rest_still_counted() -> None:
+    big = {**FIRING, "annotations": {"summary": "显存" * 2000}}
+    msg = render({"alerts": [big, FIRING, FIRING]}, limit=1000)
+    assert size(msg.body) <= 1000 and msg.body.endswith("…[cut]\n\n+2 more")
+
+
+def test_oversized_single_block_is_cut_and_marked() -> None:
+    big = {**FIRING, "annotations": {"summary": "显存" * 2000}}
+    msg = render({"alerts": [big]}, language="zh", limit=4096)
+    assert size(msg.body) <= 4096 and msg.body.endswith("…[已截断]")
+    msg.body.encode("utf-8").decode("utf-8")  # still valid UTF-8
+    h = render({"alerts": [{**big, "annotations": {"summary": "&" * 5000}}]}, style="html",
+               limit=100, unit="chars")  # fmt: skip
+    assert len(h.body) <= 100 and h.body.count("<b>") == h.body.count("</b>")
+    assert not h.body.replace("&amp;", "").replace("…[cut]", "").endswith("&")
+
+
+@given(st.text(), st.integers(min_value=0, max_value=64))
+def test_fit_never_exceeds_limit_or_splits_code_points(text: str, limit: int) -> None:
+    out = fit(text, limit)
+    assert size(out) <= limit
+    assert out == text or out.endswith("…") or out == "" or limit < 3
+    assert fit(text, limit, "chars").__len__() <= limit
+
+
+def test_duration_text() -> None:
+    assert duration_text(0) == "0s" and duration_text(3725) == "1h 2m 5s"
+    assert duration_text(61, "zh") == "1分1秒"
