@@ -48,3 +48,43 @@ def test_corrupt_silences_file_does_not_stop_the_service(tmp_path: Path) -> None
     service = NotifyService(parse_config("", "c.yaml"), SeriesStore(clock), clock, tmp_path)
     assert list(tmp_path.glob("silences.json.corrupt-*"))
     asyncio.run(service.close())
+
+
+def test_notification_failures_go_to_the_fallback_receiver(tmp_path: Path) -> None:
+    config = parse_config(
+        "route:\n  receiver: hook\n  group_wait: 0s\n"
+        "receivers:\n  - name: hook\n    webhook_configs: [{url: 'http://127.0.0.1:9/x'}]\n"
+        "  - name: last\n    console_configs: [{}]\n"
+        "fallback_receiver: last\n",
+        "c.yaml",
+    )
+    clock = FakeClock(1000.0)
+    store = SeriesStore(clock)
+    service = NotifyService(config, store, clock, tmp_path)
+    labels = make_labels(
+        {"alertname": "InferwatchNotificationsFailing", "severity": "warning", "fallback": "true"}
+    )
+    alert = Alert(
+        rule=("f", "g", "InferwatchNotificationsFailing"),  # type: ignore[arg-type]
+        labels=labels,
+        annotations=(),
+        state=AlertState.FIRING,
+        value=1.0,
+        active_at=1000.0,
+        fired_at=1000.0,
+    )
+    service.on_transitions([AlertTransition(alert, AlertState.PENDING, AlertState.FIRING, 1000.0)])
+    asyncio.run(service.tick())
+    sent = store.get(
+        "inferwatch_notifications_total",
+        make_labels({"receiver": "last", "integration": "console", "outcome": "success"}),
+    )
+    assert sent is not None and sent.vs[-1] == 1.0
+    assert (
+        store.get(
+            "inferwatch_notifications_total",
+            make_labels({"receiver": "hook", "integration": "webhook", "outcome": "failure"}),
+        )
+        is None
+    )
+    asyncio.run(service.close())

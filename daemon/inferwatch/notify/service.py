@@ -14,6 +14,7 @@ from typing import Any
 
 from inferwatch.alerts.model import AlertTransition
 from inferwatch.clock import Clock
+from inferwatch.config.alertmanager import Route
 from inferwatch.config.models import Config
 from inferwatch.logsetup import get_logger
 from inferwatch.notify.channels import Notifier, build
@@ -38,6 +39,21 @@ OUTBOX_FILE = "outbox.db"
 SILENCES_FILE = "silences.json"
 
 
+def with_fallback(config: Config) -> Route:
+    """Alerts about notifications themselves (label ``fallback="true"``, e.g.
+    InferwatchNotificationsFailing) go to ``fallback_receiver`` first and only there: the
+    normal route may be the one that is failing."""
+    if not config.fallback_receiver:
+        return config.route
+    first = Route(
+        receiver=config.fallback_receiver,
+        matchers=['fallback="true"'],
+        group_wait=0.0,
+        group_interval=60.0,
+    )
+    return config.route.model_copy(update={"routes": [first, *config.route.routes]})
+
+
 class NotifyService:
     def __init__(self, config: Config, store: SeriesStore, clock: Clock, state_dir: Path) -> None:
         self.store = store
@@ -45,7 +61,7 @@ class NotifyService:
         self.external_url = ""
         intervals = load_intervals(config.time_intervals)
         self.intervals = intervals
-        self.tree = build_tree(config.route, intervals.keys())
+        self.tree = build_tree(with_fallback(config), intervals.keys())
         self.grouper = Grouper(self.tree)
         self.inhibitor = Inhibitor.from_config(config.inhibit_rules)
         silences = Silences()
