@@ -17,7 +17,7 @@ from pathlib import Path
 
 import pytest
 
-from inferwatch.sources import tail as tail_module
+from inferwatch.sources import tail_files
 from sources.tail_harness import AppendWriter, Harness, PwriteWriter, encode, numbered
 
 
@@ -438,14 +438,14 @@ def test_errors_are_data_and_other_files_keep_going(
     folder.mkdir()
     AppendWriter(bad).lines(["secret"])
     AppendWriter(good).lines(["fine"])
-    real_open = tail_module.open_file
+    real_open = tail_files.open_file
 
     def deny(path: str) -> tuple[int, os.stat_result]:
         if path == str(bad):
             raise PermissionError(13, "Permission denied", path)
         return real_open(path)
 
-    monkeypatch.setattr(tail_module, "open_file", deny)
+    monkeypatch.setattr(tail_files, "open_file", deny)
     h = Harness(tmp_path, paths=(str(bad), str(good), str(folder), str(tmp_path / "none.log")))
     h.tick()
     assert h.texts() == ["fine"]
@@ -454,7 +454,7 @@ def test_errors_are_data_and_other_files_keep_going(
     assert states["dir.log"][0] == "error" and "not a regular file" in str(states["dir.log"][1])
     assert states["good.log"] == ("ok", None)
     assert states["none.log"] == ("missing", None)
-    monkeypatch.setattr(tail_module, "open_file", real_open)
+    monkeypatch.setattr(tail_files, "open_file", real_open)
     h.tick()
     assert h.texts() == ["fine", "secret"]
     assert {Path(s.path).name: s.state for s in h.tailer.statuses()}["bad.log"] == "ok"
@@ -529,3 +529,34 @@ def test_many_files_are_read_round_robin_within_the_budget(tmp_path: Path) -> No
     assert len(h.texts()) == 2500
     for i in range(5):
         assert [t for t in h.texts() if t.startswith(f"F{i}-")] == numbered(f"F{i}", 500)
+
+
+def test_truncation_between_check_and_read_is_not_taken_for_the_same_file(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """copytruncate lands after the poll checked the anchor and before it reads; the writer
+    (no O_APPEND) resumes exactly at our offset, so the read alone cannot tell."""
+    h = Harness(tmp_path)
+    writer = PwriteWriter(h.path)
+    a, b = numbered("A", 20), numbered("B", 5)
+    writer.lines(a)
+    h.tick()
+    real_pread = os.pread
+    resume_at = writer.offset
+
+    def racing(fd: int, size: int, offset: int) -> bytes:
+        if offset == resume_at and not racing.fired:  # type: ignore[attr-defined]
+            racing.fired = True  # type: ignore[attr-defined]
+            shutil.copyfile(h.path, h.path + ".1")
+            os.truncate(h.path, 0)
+            writer.lines(b)
+        return real_pread(fd, size, offset)
+
+    racing.fired = False  # type: ignore[attr-defined]
+    monkeypatch.setattr(os, "pread", racing)
+    h.tick()
+    assert h.texts() == a  # the read was undone
+    h.tick()
+    assert h.texts() == a + b
+    assert [line.line_no for line in h.delivered[20:]] == [1, 2, 3, 4, 5]
+    assert h.tailer.stats.truncations == 1

@@ -72,8 +72,10 @@ class FileEntry:
 class SeenEntry:
     """A rotated sibling of ``slot`` that must not be read (again).
 
-    ``size`` and ``line_no`` are where reading stopped (for history never read: its size then,
-    line 0); ``mtime_ns`` lets a scan recognise an unchanged file without opening it.
+    ``read`` tells a file we read to its end (``size``, ``line_no``: where we stopped; if it
+    grows, a late writer is still at it and we read on) from history or a copy we decided never
+    to read (``size`` as last seen, line 0). ``mtime_ns`` lets a scan recognise an unchanged file
+    without opening it.
     """
 
     slot: str
@@ -83,6 +85,7 @@ class SeenEntry:
     size: int
     mtime_ns: int
     line_no: int
+    read: bool
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -94,6 +97,7 @@ class SeenEntry:
             "size": self.size,
             "mtime_ns": self.mtime_ns,
             "line_no": self.line_no,
+            "read": self.read,
         }
 
     @classmethod
@@ -107,6 +111,7 @@ class SeenEntry:
             size=_int(record, "size"),
             mtime_ns=_int(record, "mtime_ns"),
             line_no=_int(record, "line_no"),
+            read=_bool(record, "read"),
         )
 
 
@@ -152,6 +157,13 @@ def _int(record: Mapping[str, object], key: str) -> int:
     value = record.get(key)
     if isinstance(value, bool) or not isinstance(value, int) or value < 0:
         raise CheckpointError(f"{key}: expected a non-negative integer, got {value!r}")
+    return value
+
+
+def _bool(record: Mapping[str, object], key: str) -> bool:
+    value = record.get(key)
+    if not isinstance(value, bool):
+        raise CheckpointError(f"{key}: expected true or false, got {value!r}")
     return value
 
 

@@ -50,7 +50,10 @@ async def follow(
                 await asyncio.sleep(0)
                 continue
             try:
-                await asyncio.wait_for(wake.wait(), timeout=period)
+                # asyncio.timeout, not wait_for: on 3.11 wait_for can swallow a cancellation
+                # that arrives as the event fires, and the driver would never stop.
+                async with asyncio.timeout(period):
+                    await wake.wait()
             except TimeoutError:
                 if watcher is not None:
                     watcher.refresh()

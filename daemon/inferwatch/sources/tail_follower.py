@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import os
 from itertools import accumulate, repeat
+from typing import Any
 
 from inferwatch.sources.tail_checkpoint import FileEntry
 from inferwatch.sources.tail_framing import Framed, LineFramer
@@ -31,6 +32,25 @@ from inferwatch.sources.tail_identity import (
 from inferwatch.sources.tail_model import TailLine, TailStats
 
 _PLUS_ONE = (1).__add__
+_SCAN = 1 << 16
+
+
+def _first_data(fd: int, limit: int) -> int:
+    """Offset of the first non-NUL byte before ``limit`` (``limit`` if none); holes are skipped
+    with ``SEEK_DATA`` where the filesystem supports it, NUL runs by reading."""
+    try:
+        pos = os.lseek(fd, 0, os.SEEK_DATA)
+    except OSError:
+        pos = 0
+    while pos < limit:
+        chunk = os.pread(fd, min(_SCAN, limit - pos), pos)
+        if not chunk:
+            break
+        stripped = chunk.lstrip(b"\x00")
+        if stripped:
+            return pos + len(chunk) - len(stripped)
+        pos += len(chunk)
+    return limit
 
 
 class Follower:
@@ -41,11 +61,13 @@ class Follower:
         "committed_anchor",
         "committed_line_no",
         "committed_offset",
+        "content",
         "delivered_seq",
         "detached_at",
         "fd",
         "framer",
         "head",
+        "hole",
         "key",
         "label",
         "last_growth",
@@ -90,6 +112,12 @@ class Follower:
         # A file read from its start may begin with the NUL hole that a writer without O_APPEND
         # leaves after a truncation; those bytes are not log content.
         self.skip_nuls = offset == 0
+        # Where the content starts (after a NUL hole) and its first bytes: what a copy of this
+        # generation must hold at the same offset.
+        self.hole = 0
+        self.content = b""
+        if offset > 0:  # resumed mid-file: find the content start now, while the file is ours
+            self._find_content()
         self.last_growth = now
         self.detached_at: float | None = None
         self.lost = False
@@ -121,6 +149,24 @@ class Follower:
                 return True
         return bool(self.head) and read_at(self.fd, len(self.head), 0) != self.head
 
+    def same_content(self, fd: int, size: int) -> bool:
+        """Whether another open file (of ``size`` bytes) starts as this generation does: the
+        same first content bytes at the same offset, past the same NUL hole if any. A copy
+        logrotate made of this file passes; a NUL hole alone proves nothing."""
+        if not self.content or size < self.hole + len(self.content):
+            return False
+        return read_at(fd, len(self.content), self.hole) == self.content
+
+    def _find_content(self) -> None:
+        """For a generation resumed mid-file: locate its content start."""
+        start = _first_data(self.fd, self.read_pos)
+        if start < self.read_pos:
+            self.hole = start
+            self.content = read_at(self.fd, min(ANCHOR_BYTES, self.read_pos - start), start)
+        else:  # nothing but NULs so far: the content, if any, comes later
+            self.hole = -1
+            self.skip_nuls = True
+
     def quiet(self, now: float, grace: float) -> bool:
         since = self.last_growth
         if self.detached_at is not None and self.detached_at > since:
@@ -146,7 +192,14 @@ class Follower:
     # -- reading -----------------------------------------------------------------------------
 
     def read(self, seq: int, budget: int, chunk: int, now: float) -> list[TailLine]:
-        """Read up to ``budget`` bytes; return the completed lines numbered from ``seq + 1``."""
+        """Read up to ``budget`` bytes; return the completed lines numbered from ``seq + 1``.
+
+        The bytes before our position are checked again after reading: a truncation between
+        the caller's check and our ``pread`` (with a writer that resumes exactly at our offset,
+        as a non-O_APPEND one does) would otherwise pass the next generation off as this one.
+        Then the read is undone, and the next poll sees the truncation.
+        """
+        before = self._snapshot()
         out: list[TailLine] = []
         total = 0
         while total < budget:
@@ -158,11 +211,47 @@ class Follower:
             self._consume(data, out, seq + len(out))
             if len(data) < want:
                 break
+        tail, pos = before[3], before[0]
+        if total and tail and read_at(self.fd, len(tail), pos - len(tail)) != tail:
+            self._restore(before)
+            return []
         if total:
             self.last_growth = now
             self.stats.bytes_read += total
             self.size = max(self.size, self.read_pos)
         return out
+
+    def _snapshot(self) -> tuple[Any, ...]:
+        stats = self.stats
+        return (
+            self.read_pos,
+            self.line_end,
+            self.line_no,
+            self.tail,
+            self.skip_nuls,
+            self.hole,
+            self.content,
+            self.framer.snapshot(),
+            stats.lines,
+            stats.truncated_lines,
+            stats.nul_bytes_skipped,
+        )
+
+    def _restore(self, state: tuple[Any, ...]) -> None:
+        (
+            self.read_pos,
+            self.line_end,
+            self.line_no,
+            self.tail,
+            self.skip_nuls,
+            self.hole,
+            self.content,
+            framer,
+            self.stats.lines,
+            self.stats.truncated_lines,
+            self.stats.nul_bytes_skipped,
+        ) = state
+        self.framer.restore(framer)
 
     def _consume(self, data: bytes, out: list[TailLine], seq: int) -> None:
         size = len(data)
@@ -180,7 +269,10 @@ class Follower:
             if not stripped:
                 return
             self.skip_nuls = False
+            self.hole = self.line_end
             data = stripped
+        if self.hole >= 0 and len(self.content) < ANCHOR_BYTES:
+            self.content += data[: ANCHOR_BYTES - len(self.content)]
         framed = self.framer.feed(data)
         if framed.texts:
             self._emit(framed, out, seq)

@@ -57,6 +57,12 @@ class LineFramer:
         """Bytes of the unterminated line read so far (kept or skipped)."""
         return len(self._head) + self._dropped
 
+    def snapshot(self) -> tuple[bytes, int]:
+        return self._head, self._dropped
+
+    def restore(self, state: tuple[bytes, int]) -> None:
+        self._head, self._dropped = state
+
     def feed(self, chunk: bytes) -> Framed:
         """Add the next bytes of the stream; return the lines they complete."""
         out = Framed()

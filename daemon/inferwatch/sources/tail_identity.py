@@ -70,6 +70,12 @@ class Prefix:
         data = read_at(fd, min(size, PREFIX_BYTES), 0)
         return cls(len(data), digest(data))
 
+    @property
+    def evidence(self) -> bool:
+        """Whether it can tell files apart: not empty, and not all NUL bytes (the hole that a
+        non-O_APPEND writer leaves after a truncation looks the same in every such file)."""
+        return self.length > 0 and self.digest != digest(bytes(self.length))
+
     def matches(self, fd: int, size: int) -> bool:
         """Whether the open file starts with the bytes this prefix was taken from."""
         if size < self.length:

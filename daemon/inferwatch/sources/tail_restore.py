@@ -26,6 +26,7 @@ from dataclasses import dataclass
 
 from inferwatch.sources.tail_checkpoint import FileEntry
 from inferwatch.sources.tail_identity import (
+    ANCHOR_BYTES,
     DirListing,
     FileKey,
     SiblingRule,
@@ -64,8 +65,8 @@ def resume_all(
                 found[index] = resumed
                 break
     for index, entry in enumerate(entries):
-        if index in found or entry.prefix.length == 0:
-            continue  # without a single byte of fingerprint, any file would "match"
+        if index in found or _weak(entry):
+            continue  # without a fingerprint, any file would "match"
         for path in _nearby(entry, rule, listing):
             resumed = _try(entry, path, claimed)
             if resumed is not None:
@@ -79,6 +80,13 @@ def verify(entry: FileEntry, fd: int, size: int) -> bool:
     if size < entry.offset or not entry.prefix.matches(fd, size):
         return False
     return entry.anchor is None or digest(bytes_before(fd, entry.offset)) == entry.anchor
+
+
+def _weak(entry: FileEntry) -> bool:
+    """No content to recognise the file by: empty or all-NUL prefix and anchor."""
+    if entry.prefix.evidence:
+        return False
+    return entry.anchor is None or entry.anchor == digest(bytes(min(ANCHOR_BYTES, entry.offset)))
 
 
 def _index(

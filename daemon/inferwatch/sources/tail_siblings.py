@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import os
 from collections.abc import Iterable
+from dataclasses import replace
 
 from inferwatch.sources.tail_checkpoint import SeenEntry
 from inferwatch.sources.tail_follower import Follower
@@ -64,18 +65,13 @@ class SiblingTracker:
         listing: DirListing,
         followers: Iterable[Follower],
         *,
-        live: Follower | None,
         read_unknown: bool,
         now: float,
     ) -> list[Follower]:
-        """Classify the siblings of ``slot``; return followers for intermediates, oldest first.
-
-        ``live`` is the file now at ``slot``: a sibling starting with its current bytes is a copy
-        of it that logrotate has not truncated yet (we read those bytes from the live file).
-        """
-        followers = list(followers)
-        tracked = {f.key for f in followers if f.fd >= 0}
-        known = _known_prefixes(followers, self.seen.values())
+        """Classify the siblings of ``slot``; return followers for intermediates, oldest first."""
+        everyone = list(followers)
+        tracked = {f.key for f in everyone if f.fd >= 0}
+        known = _known_prefixes(everyone, self.seen.values())
         present: set[FileKey] = set()
         adopted: list[tuple[tuple[int, int, str], Follower]] = []
         for path in self.rule.siblings(slot, listing):
@@ -85,10 +81,10 @@ class SiblingTracker:
                 continue
             key = file_key(st)
             present.add(key)
-            if key in tracked or self._unchanged(key, st):
-                continue
+            if key in tracked or st.st_size == 0 or self._unchanged(key, st):
+                continue  # an empty file has nothing to lose yet (maybe a copy just begun)
             follower = self._classify(
-                slot, path, known, live, tracked, read_unknown=read_unknown, now=now
+                slot, path, known, everyone, tracked, read_unknown=read_unknown, now=now
             )
             if follower is not None:
                 adopted.append((_age_key(path, st), follower))
@@ -101,7 +97,7 @@ class SiblingTracker:
         self, follower: Follower, slot: str, listing: DirListing, followers: Iterable[Follower]
     ) -> tuple[int, os.stat_result] | None:
         """An open sibling holding ``follower``'s bytes up to its read position, and more."""
-        if follower.prefix.length == 0 or not follower.tail:
+        if not follower.tail:
             return None
         tracked = {f.key for f in followers if f.fd >= 0}
         candidates: list[tuple[int, str]] = []
@@ -110,7 +106,7 @@ class SiblingTracker:
                 st = os.stat(path)
             except OSError:
                 continue
-            if file_key(st) not in tracked and st.st_size >= follower.prefix.length:
+            if file_key(st) not in tracked and st.st_size > 0:
                 candidates.append((st.st_mtime_ns, path))
         for _, path in sorted(candidates, reverse=True):
             found = self._try_copy(follower, slot, path, tracked)
@@ -126,7 +122,7 @@ class SiblingTracker:
         except OSError:
             return
         self.seen[follower.key] = SeenEntry(
-            slot, *follower.key, prefix, follower.read_pos, st.st_mtime_ns, follower.line_no
+            slot, *follower.key, prefix, follower.read_pos, st.st_mtime_ns, follower.line_no, True
         )
 
     def closed_match(self, fd: int, st: os.stat_result) -> SeenEntry | None:
@@ -148,7 +144,7 @@ class SiblingTracker:
         slot: str,
         path: str,
         known: dict[int, set[str]],
-        live: Follower | None,
+        followers: list[Follower],
         tracked: set[FileKey],
         *,
         read_unknown: bool,
@@ -165,14 +161,20 @@ class SiblingTracker:
             if file_key(st) in tracked:
                 return None  # a rotation renamed a followed file to this name meanwhile
             entry = self.closed_match(fd, st)
-            if entry is not None and not (read_unknown and st.st_size > entry.size):
-                self.seen[file_key(st)] = SeenEntry(
-                    slot, *file_key(st), entry.prefix, entry.size, st.st_mtime_ns, entry.line_no
+            late_write = entry is not None and entry.read and st.st_size > entry.size
+            if entry is not None and not (late_write and read_unknown):
+                # Unchanged; or history / a copy we never read, grown (logrotate still copying).
+                size = entry.size if entry.read else st.st_size
+                self.seen[file_key(st)] = replace(
+                    entry, slot=slot, size=size, mtime_ns=st.st_mtime_ns
                 )
-            elif entry is None and (not read_unknown or _is_copy(fd, known, live)):
-                self._remember_unread(slot, fd, st)
+            elif entry is None and not read_unknown:
+                self._remember_unread(slot, fd, st)  # history, on the very first start
+            elif entry is None and (copy := _is_copy(fd, st, known, followers)) is not False:
+                if copy:
+                    self._remember_unread(slot, fd, st)
             else:
-                # An intermediate rotation, or a finished file that a late writer grew again.
+                # An intermediate rotation, or a file we had finished that a late writer grew.
                 follower = Follower(
                     slot,
                     fd,
@@ -203,7 +205,7 @@ class SiblingTracker:
         except OSError:
             return None
         try:
-            if file_key(st) not in tracked and follower.prefix.matches(fd, st.st_size):
+            if file_key(st) not in tracked and follower.same_content(fd, st.st_size):
                 pos = follower.read_pos
                 held = read_at(fd, len(follower.tail), pos - len(follower.tail))
                 if st.st_size > pos and held == follower.tail:
@@ -221,7 +223,7 @@ class SiblingTracker:
     def _remember_unread(self, slot: str, fd: int, st: os.stat_result) -> None:
         prefix = Prefix.of(fd, st.st_size)
         self.seen[file_key(st)] = SeenEntry(
-            slot, *file_key(st), prefix, st.st_size, st.st_mtime_ns, 0
+            slot, *file_key(st), prefix, st.st_size, st.st_mtime_ns, 0, False
         )
 
     def _prune(self, slot: str, present: set[FileKey]) -> None:
@@ -247,25 +249,30 @@ def _known_prefixes(
     known: dict[int, set[str]] = {}
     prefixes = [f.prefix for f in followers] + [e.prefix for e in seen]
     for prefix in prefixes:
-        if prefix.length >= _MIN_COPY_PREFIX:
+        if prefix.length >= _MIN_COPY_PREFIX and prefix.evidence:
             known.setdefault(prefix.length, set()).add(prefix.digest)
     return known
 
 
-def _is_copy(fd: int, known: dict[int, set[str]], live: Follower | None) -> bool:
-    """Whether the open sibling starts like a file we know, or like the live file right now."""
+def _is_copy(
+    fd: int, st: os.stat_result, known: dict[int, set[str]], followers: list[Follower]
+) -> bool | None:
+    """Whether the open sibling holds bytes we read or will read elsewhere: it starts as a
+    generation we follow does (a copy logrotate made before truncating), or like a file we
+    remember. ``None``: cannot tell yet, it holds nothing but NULs so far (logrotate is still
+    copying the hole of a sparse file)."""
+    if any(f.same_content(fd, st.st_size) for f in followers):
+        return True
     head = read_at(fd, PREFIX_BYTES, 0)
     if any(
         len(head) >= length and digest(head[:length]) in digests
         for length, digests in known.items()
     ):
         return True
-    if live is None or live.fd < 0 or not head:
-        return False
-    live_head = read_at(live.fd, PREFIX_BYTES, 0)
-    common = min(len(head), len(live_head))
-    # Enough shared bytes to be sure: 64, or all of a sibling shorter than that.
-    return common >= min(_MIN_COPY_PREFIX, len(head)) and head[:common] == live_head[:common]
+    count = min(ANCHOR_BYTES, st.st_size)
+    if not head.strip(b"\x00") and not read_at(fd, count, st.st_size - count).strip(b"\x00"):
+        return None
+    return False
 
 
 def _age_key(path: str, st: os.stat_result) -> tuple[int, int, str]:
