@@ -16,7 +16,6 @@ from inferwatch.errors import ConfigError
 from inferwatch.logsetup import configure_logging
 
 Command = Callable[[argparse.Namespace], int]
-NOT_YET = "not yet available in this version of inferwatch"
 
 
 def _listen(value: str) -> str:
@@ -243,11 +242,6 @@ def cmd_silence(args: argparse.Namespace) -> int:
     else:
         print(f"expired {doc['silenceID']}")
     return 0
-
-
-def cmd_not_yet(args: argparse.Namespace) -> int:
-    print(f"inferwatch {args.command}: {NOT_YET}", file=sys.stderr)
-    return 3
 
 
 def build_parser() -> argparse.ArgumentParser:
