@@ -69,6 +69,7 @@ async def run_demo(listen: str = "127.0.0.1:9945", duration: float | None = None
     with tempfile.TemporaryDirectory(prefix="inferwatch-demo-") as tmp:
         workdir = Path(tmp)
         write_json_atomic(workdir / "gpus.json", gpu_readings(time.time(), False))
+        (workdir / "engine.log").touch()  # the engine "exists" before the daemon looks
         config = parse_config(demo_config(workdir, listen), "<demo>")
         daemon = Daemon(config, workdir / "state")
         stop = asyncio.Event()

@@ -7,10 +7,12 @@ checkpoint the daemon saves with its snapshot covers exactly the lines already a
 from __future__ import annotations
 
 import contextlib
+import glob
 from collections.abc import AsyncGenerator, Callable
 from typing import Any, cast
 
 from inferwatch.clock import Clock
+from inferwatch.errors import NoData
 from inferwatch.model import LineRecord
 from inferwatch.runtime.watch import FileWatcher
 from inferwatch.sources.base import Emit
@@ -49,6 +51,9 @@ class FileLinesSource:
         except CheckpointError:
             return Tailer(self.config, clock=self.clock, checkpoint=None)
 
+    def _any_file(self) -> bool:
+        return any(glob.glob(p) for p in self.config.paths)  # noqa: PTH207 - full-path patterns
+
     def _acker(self, tailer: Tailer, position: Position) -> Callable[[], None]:
         def ack() -> None:
             tailer.ack(position)
@@ -56,6 +61,9 @@ class FileLinesSource:
         return ack
 
     async def run(self, emit: Emit) -> None:
+        if self._tailer is None and self._restored is None and not self._any_file():
+            # Said once by the supervisor, which retries later: a log that appears is followed.
+            raise NoData(f"no file matches {', '.join(self.config.paths)}")
         tailer = self._tailer or self._make_tailer()
         self._tailer = tailer
         stream = cast(AsyncGenerator[list[TailLine], None], follow(tailer, watcher=self.watcher))
