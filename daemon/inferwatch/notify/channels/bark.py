@@ -20,10 +20,10 @@ from typing import Any, cast
 
 import httpx
 
-from inferwatch.clock import SYSTEM_CLOCK, Clock
+from inferwatch.notify.channels.http_channel import HttpChannel, secret_or_file
 from inferwatch.notify.channels.webhook import parse_duration
 from inferwatch.notify.message import Language, render
-from inferwatch.notify.payload import truncate, without_resolved
+from inferwatch.notify.payload import truncate
 from inferwatch.notify.retry import Outcome, classify_exception, classify_http
 from inferwatch.redact import redact, register_secret
 
@@ -72,12 +72,7 @@ class BarkConfig:
         )
 
     def resolve_key(self) -> str:
-        if self.device_key is not None:
-            return self.device_key
-        assert self.device_key_file is not None
-        key = self.device_key_file.read_text(encoding="utf-8").strip()
-        register_secret(key)
-        return key
+        return secret_or_file(self.device_key, self.device_key_file)
 
 
 def notification_id(payload: Mapping[str, Any]) -> str:
@@ -119,25 +114,13 @@ def classify_body(content: bytes, status: int) -> Outcome:
     )
 
 
-class BarkNotifier:
+class BarkNotifier(HttpChannel[BarkConfig]):
     integration = "bark"
-
-    def __init__(self, config: BarkConfig, clock: Clock = SYSTEM_CLOCK) -> None:
-        self.config = config
-        self.clock = clock
-        self._client: httpx.AsyncClient | None = None
-
-    def _http(self) -> httpx.AsyncClient:
-        if self._client is None:
-            self._client = httpx.AsyncClient(
-                trust_env=False, proxy=self.config.proxy_url, timeout=self.config.timeout
-            )
-        return self._client
 
     async def notify(
         self, payload: Mapping[str, Any], idempotency_key: str | None = None
     ) -> Outcome:
-        group = payload if self.config.send_resolved else without_resolved(payload)
+        group = self._group(payload)
         if group is None:
             return Outcome.ok()
         try:
@@ -157,11 +140,6 @@ class BarkNotifier:
         out = classify_http(resp.status_code, resp.content, resp.headers, self.clock.time())
         reason = redact(f"bark: {out.reason}: {resp.text[:200]}")
         return Outcome(out.kind, reason, out.retry_after, out.status)
-
-    async def aclose(self) -> None:
-        if self._client is not None:
-            await self._client.aclose()
-            self._client = None
 
 
 def bark_factory(raw: Mapping[str, Any]) -> BarkNotifier:

@@ -22,10 +22,10 @@ from typing import Any, cast
 
 import httpx
 
-from inferwatch.clock import SYSTEM_CLOCK, Clock
+from inferwatch.notify.channels.http_channel import HttpChannel, secret_or_file
 from inferwatch.notify.channels.webhook import parse_duration
 from inferwatch.notify.message import Language, render
-from inferwatch.notify.payload import truncate, without_resolved
+from inferwatch.notify.payload import truncate
 from inferwatch.notify.retry import Outcome, classify_exception, classify_http
 from inferwatch.redact import redact, register_secret
 
@@ -43,11 +43,7 @@ def sign(secret: str, timestamp_ms: int) -> str:
 
 
 def _read(path: Path | None) -> str | None:
-    if path is None:
-        return None
-    value = path.read_text(encoding="utf-8").strip()
-    register_secret(value)
-    return value
+    return None if path is None else secret_or_file(None, path)
 
 
 @dataclass(frozen=True, slots=True)
@@ -138,25 +134,13 @@ def classify_body(content: bytes) -> Outcome:
     return Outcome.permanent(reason, 200)
 
 
-class DingTalkNotifier:
+class DingTalkNotifier(HttpChannel[DingTalkConfig]):
     integration = "dingtalk"
-
-    def __init__(self, config: DingTalkConfig, clock: Clock = SYSTEM_CLOCK) -> None:
-        self.config = config
-        self.clock = clock
-        self._client: httpx.AsyncClient | None = None
-
-    def _http(self) -> httpx.AsyncClient:
-        if self._client is None:
-            self._client = httpx.AsyncClient(
-                trust_env=False, proxy=self.config.proxy_url, timeout=self.config.timeout
-            )
-        return self._client
 
     async def notify(
         self, payload: Mapping[str, Any], idempotency_key: str | None = None
     ) -> Outcome:
-        group = payload if self.config.send_resolved else without_resolved(payload)
+        group = self._group(payload)
         if group is None:
             return Outcome.ok()
         body = build_body(self.config, truncate(group, self.config.max_alerts))
@@ -176,11 +160,6 @@ class DingTalkNotifier:
         out = classify_http(resp.status_code, resp.content, resp.headers, self.clock.time())
         reason = redact(f"dingtalk: {out.reason}: {resp.text[:200]}")
         return Outcome(out.kind, reason, out.retry_after, out.status)
-
-    async def aclose(self) -> None:
-        if self._client is not None:
-            await self._client.aclose()
-            self._client = None
 
 
 def dingtalk_factory(raw: Mapping[str, Any]) -> DingTalkNotifier:

@@ -23,10 +23,10 @@ from typing import Any, Literal, cast
 
 import httpx
 
-from inferwatch.clock import SYSTEM_CLOCK, Clock
+from inferwatch.notify.channels.http_channel import HttpChannel, secret_or_file
 from inferwatch.notify.channels.webhook import parse_duration
 from inferwatch.notify.message import Language, render
-from inferwatch.notify.payload import truncate, without_resolved
+from inferwatch.notify.payload import truncate
 from inferwatch.notify.retry import Outcome, classify_exception, classify_http
 from inferwatch.redact import redact, register_secret
 
@@ -44,11 +44,7 @@ def sign(secret: str, timestamp: int) -> str:
 
 
 def _read(path: Path | None) -> str | None:
-    if path is None:
-        return None
-    value = path.read_text(encoding="utf-8").strip()
-    register_secret(value)
-    return value
+    return None if path is None else secret_or_file(None, path)
 
 
 @dataclass(frozen=True, slots=True)
@@ -120,25 +116,13 @@ def _code(content: bytes) -> tuple[int | None, str]:
         return None, ""
 
 
-class FeishuNotifier:
+class FeishuNotifier(HttpChannel[FeishuConfig]):
     integration = "feishu"
-
-    def __init__(self, config: FeishuConfig, clock: Clock = SYSTEM_CLOCK) -> None:
-        self.config = config
-        self.clock = clock
-        self._client: httpx.AsyncClient | None = None
-
-    def _http(self) -> httpx.AsyncClient:
-        if self._client is None:
-            self._client = httpx.AsyncClient(
-                trust_env=False, proxy=self.config.proxy_url, timeout=self.config.timeout
-            )
-        return self._client
 
     async def notify(
         self, payload: Mapping[str, Any], idempotency_key: str | None = None
     ) -> Outcome:
-        group = payload if self.config.send_resolved else without_resolved(payload)
+        group = self._group(payload)
         if group is None:
             return Outcome.ok()
         body = build_body(self.config, truncate(group, self.config.max_alerts))
@@ -171,11 +155,6 @@ class FeishuNotifier:
         out = classify_http(status, resp.content, resp.headers, self.clock.time())
         detail = f"code {code}: {text}" if code is not None else resp.text[:200]
         return Outcome(out.kind, redact(f"feishu: {out.reason}: {detail}"), out.retry_after, status)
-
-    async def aclose(self) -> None:
-        if self._client is not None:
-            await self._client.aclose()
-            self._client = None
 
 
 def feishu_factory(raw: Mapping[str, Any]) -> FeishuNotifier:

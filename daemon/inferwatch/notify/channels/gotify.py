@@ -17,10 +17,10 @@ from typing import Any, cast
 
 import httpx
 
-from inferwatch.clock import SYSTEM_CLOCK, Clock
+from inferwatch.notify.channels.http_channel import HttpChannel, secret_or_file
 from inferwatch.notify.channels.webhook import parse_duration
 from inferwatch.notify.message import Language, render
-from inferwatch.notify.payload import truncate, without_resolved
+from inferwatch.notify.payload import truncate
 from inferwatch.notify.retry import Outcome, classify_exception, classify_http
 from inferwatch.redact import redact, register_secret
 
@@ -63,12 +63,7 @@ class GotifyConfig:
         )
 
     def resolve_token(self) -> str:
-        if self.token is not None:
-            return self.token
-        assert self.token_file is not None
-        token = self.token_file.read_text(encoding="utf-8").strip()
-        register_secret(token)
-        return token
+        return secret_or_file(self.token, self.token_file)
 
 
 def build_body(config: GotifyConfig, payload: Mapping[str, Any]) -> dict[str, Any]:
@@ -81,25 +76,13 @@ def build_body(config: GotifyConfig, payload: Mapping[str, Any]) -> dict[str, An
     }
 
 
-class GotifyNotifier:
+class GotifyNotifier(HttpChannel[GotifyConfig]):
     integration = "gotify"
-
-    def __init__(self, config: GotifyConfig, clock: Clock = SYSTEM_CLOCK) -> None:
-        self.config = config
-        self.clock = clock
-        self._client: httpx.AsyncClient | None = None
-
-    def _http(self) -> httpx.AsyncClient:
-        if self._client is None:
-            self._client = httpx.AsyncClient(
-                trust_env=False, proxy=self.config.proxy_url, timeout=self.config.timeout
-            )
-        return self._client
 
     async def notify(
         self, payload: Mapping[str, Any], idempotency_key: str | None = None
     ) -> Outcome:
-        group = payload if self.config.send_resolved else without_resolved(payload)
+        group = self._group(payload)
         if group is None:
             return Outcome.ok()
         body = build_body(self.config, truncate(group, self.config.max_alerts))
@@ -119,11 +102,6 @@ class GotifyNotifier:
             return out
         reason = redact(f"gotify: {out.reason}: {_error(resp.content)}")
         return Outcome(out.kind, reason, out.retry_after, out.status)
-
-    async def aclose(self) -> None:
-        if self._client is not None:
-            await self._client.aclose()
-            self._client = None
 
 
 def _error(content: bytes) -> str:

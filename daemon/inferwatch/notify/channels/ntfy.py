@@ -20,10 +20,10 @@ from typing import Any, cast
 
 import httpx
 
-from inferwatch.clock import SYSTEM_CLOCK, Clock
+from inferwatch.notify.channels.http_channel import HttpChannel, secret_or_file
 from inferwatch.notify.channels.webhook import parse_duration
 from inferwatch.notify.message import Language, render
-from inferwatch.notify.payload import truncate, without_resolved
+from inferwatch.notify.payload import truncate
 from inferwatch.notify.retry import Outcome, classify_exception, classify_http
 from inferwatch.redact import redact, register_secret
 
@@ -33,12 +33,6 @@ PRIORITY = {"critical": 5, "warning": 4, "info": 3, "resolved": 2}
 TAGS = {"critical": "rotating_light", "warning": "warning", "info": "information_source",
         "resolved": "white_check_mark"}  # fmt: skip
 _SEQUENCE_ID = re.compile(r"^[-_A-Za-z0-9]{1,64}$")
-
-
-def _read(path: Path) -> str:
-    value = path.read_text(encoding="utf-8").strip()
-    register_secret(value)
-    return value
 
 
 @dataclass(frozen=True, slots=True)
@@ -82,8 +76,8 @@ class NtfyConfig:
 
     def resolve(self) -> tuple[str, str | None]:
         """(topic, token), files read at send time so a rotated secret needs no reload."""
-        topic = self.topic if self.topic is not None else _read(cast(Path, self.topic_file))
-        token = self.token if self.token_file is None else _read(self.token_file)
+        topic = secret_or_file(self.topic, self.topic_file)
+        token = self.token if self.token_file is None else secret_or_file(None, self.token_file)
         return topic, token
 
 
@@ -98,25 +92,13 @@ def build_body(config: NtfyConfig, topic: str, payload: Mapping[str, Any]) -> di
     }
 
 
-class NtfyNotifier:
+class NtfyNotifier(HttpChannel[NtfyConfig]):
     integration = "ntfy"
-
-    def __init__(self, config: NtfyConfig, clock: Clock = SYSTEM_CLOCK) -> None:
-        self.config = config
-        self.clock = clock
-        self._client: httpx.AsyncClient | None = None
-
-    def _http(self) -> httpx.AsyncClient:
-        if self._client is None:
-            self._client = httpx.AsyncClient(
-                trust_env=False, proxy=self.config.proxy_url, timeout=self.config.timeout
-            )
-        return self._client
 
     async def notify(
         self, payload: Mapping[str, Any], idempotency_key: str | None = None
     ) -> Outcome:
-        group = payload if self.config.send_resolved else without_resolved(payload)
+        group = self._group(payload)
         if group is None:
             return Outcome.ok()
         headers = {"Content-Type": "application/json"}
@@ -141,11 +123,6 @@ class NtfyNotifier:
             return out
         reason = f"ntfy: {out.reason}: {_error(resp.content)}"
         return Outcome(out.kind, redact(reason), out.retry_after, out.status)
-
-    async def aclose(self) -> None:
-        if self._client is not None:
-            await self._client.aclose()
-            self._client = None
 
 
 def _error(content: bytes) -> str:

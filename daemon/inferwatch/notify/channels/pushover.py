@@ -18,25 +18,16 @@ from typing import Any, cast
 
 import httpx
 
-from inferwatch.clock import SYSTEM_CLOCK, Clock
+from inferwatch.notify.channels.http_channel import HttpChannel, secret_or_file
 from inferwatch.notify.channels.webhook import parse_duration
 from inferwatch.notify.message import Language, fit, render
-from inferwatch.notify.payload import truncate, without_resolved
+from inferwatch.notify.payload import truncate
 from inferwatch.notify.retry import Outcome, classify_exception, classify_http
 from inferwatch.redact import redact, register_secret
 
 DEFAULT_API_URL = "https://api.pushover.net/1/messages.json"
 TITLE_CHARS, MESSAGE_CHARS = 250, 1024
 PRIORITY = {"critical": 2, "warning": 0, "info": -1, "resolved": -1}
-
-
-def _secret(value: str | None, path: Path | None) -> str:
-    if value is not None:
-        return value
-    assert path is not None
-    read = path.read_text(encoding="utf-8").strip()
-    register_secret(read)
-    return read
 
 
 @dataclass(frozen=True, slots=True)
@@ -88,8 +79,8 @@ class PushoverConfig:
 def build_form(config: PushoverConfig, payload: Mapping[str, Any]) -> dict[str, str]:
     msg = render(payload, language=config.language, limit=MESSAGE_CHARS, unit="chars")
     form = {
-        "token": _secret(config.token, config.token_file),
-        "user": _secret(config.user_key, config.user_key_file),
+        "token": secret_or_file(config.token, config.token_file),
+        "user": secret_or_file(config.user_key, config.user_key_file),
         "title": fit(msg.title, TITLE_CHARS, "chars"),
         "message": msg.body or msg.title,
         "priority": str(PRIORITY[msg.severity]),
@@ -108,25 +99,13 @@ def _answer(content: bytes) -> tuple[int | None, str]:
         return None, content[:200].decode("utf-8", "replace")
 
 
-class PushoverNotifier:
+class PushoverNotifier(HttpChannel[PushoverConfig]):
     integration = "pushover"
-
-    def __init__(self, config: PushoverConfig, clock: Clock = SYSTEM_CLOCK) -> None:
-        self.config = config
-        self.clock = clock
-        self._client: httpx.AsyncClient | None = None
-
-    def _http(self) -> httpx.AsyncClient:
-        if self._client is None:
-            self._client = httpx.AsyncClient(
-                trust_env=False, proxy=self.config.proxy_url, timeout=self.config.timeout
-            )
-        return self._client
 
     async def notify(
         self, payload: Mapping[str, Any], idempotency_key: str | None = None
     ) -> Outcome:
-        group = payload if self.config.send_resolved else without_resolved(payload)
+        group = self._group(payload)
         if group is None:
             return Outcome.ok()
         try:
@@ -144,11 +123,6 @@ class PushoverNotifier:
         out = classify_http(resp.status_code, resp.content, resp.headers, self.clock.time())
         reason = redact(f"pushover: {out.reason}: {errors}")
         return Outcome(out.kind, reason, out.retry_after, out.status)
-
-    async def aclose(self) -> None:
-        if self._client is not None:
-            await self._client.aclose()
-            self._client = None
 
 
 def pushover_factory(raw: Mapping[str, Any]) -> PushoverNotifier:

@@ -17,10 +17,10 @@ from typing import Any, cast
 
 import httpx
 
-from inferwatch.clock import SYSTEM_CLOCK, Clock
+from inferwatch.notify.channels.http_channel import HttpChannel, secret_or_file
 from inferwatch.notify.channels.webhook import parse_duration
 from inferwatch.notify.message import Language, fit, render
-from inferwatch.notify.payload import truncate, without_resolved
+from inferwatch.notify.payload import truncate
 from inferwatch.notify.retry import Outcome, classify_exception, classify_http
 from inferwatch.redact import redact, register_secret
 
@@ -66,12 +66,7 @@ class PushPlusConfig:
         )
 
     def resolve_token(self) -> str:
-        if self.token is not None:
-            return self.token
-        assert self.token_file is not None
-        token = self.token_file.read_text(encoding="utf-8").strip()
-        register_secret(token)
-        return token
+        return secret_or_file(self.token, self.token_file)
 
 
 def build_body(config: PushPlusConfig, token: str, payload: Mapping[str, Any]) -> dict[str, Any]:
@@ -106,25 +101,13 @@ def classify_body(content: bytes, status: int) -> Outcome:
     )
 
 
-class PushPlusNotifier:
+class PushPlusNotifier(HttpChannel[PushPlusConfig]):
     integration = "pushplus"
-
-    def __init__(self, config: PushPlusConfig, clock: Clock = SYSTEM_CLOCK) -> None:
-        self.config = config
-        self.clock = clock
-        self._client: httpx.AsyncClient | None = None
-
-    def _http(self) -> httpx.AsyncClient:
-        if self._client is None:
-            self._client = httpx.AsyncClient(
-                trust_env=False, proxy=self.config.proxy_url, timeout=self.config.timeout
-            )
-        return self._client
 
     async def notify(
         self, payload: Mapping[str, Any], idempotency_key: str | None = None
     ) -> Outcome:
-        group = payload if self.config.send_resolved else without_resolved(payload)
+        group = self._group(payload)
         if group is None:
             return Outcome.ok()
         try:
@@ -144,11 +127,6 @@ class PushPlusNotifier:
         out = classify_http(resp.status_code, resp.content, resp.headers, self.clock.time())
         reason = redact(f"pushplus: {out.reason}: {resp.text[:200]}")
         return Outcome(out.kind, reason, out.retry_after, out.status)
-
-    async def aclose(self) -> None:
-        if self._client is not None:
-            await self._client.aclose()
-            self._client = None
 
 
 def pushplus_factory(raw: Mapping[str, Any]) -> PushPlusNotifier:

@@ -20,10 +20,10 @@ from typing import Any, cast
 
 import httpx
 
-from inferwatch.clock import SYSTEM_CLOCK, Clock
+from inferwatch.notify.channels.http_channel import HttpChannel
 from inferwatch.notify.channels.webhook import parse_duration
 from inferwatch.notify.message import Language, fit, render
-from inferwatch.notify.payload import truncate, without_resolved
+from inferwatch.notify.payload import truncate
 from inferwatch.notify.retry import Outcome, classify_exception, classify_http
 from inferwatch.redact import redact, register_secret
 
@@ -102,25 +102,13 @@ def classify_body(content: bytes, status: int) -> Outcome:
     return Outcome.permanent(f"serverchan: code {code}: {text}", status)
 
 
-class ServerChanNotifier:
+class ServerChanNotifier(HttpChannel[ServerChanConfig]):
     integration = "serverchan"
-
-    def __init__(self, config: ServerChanConfig, clock: Clock = SYSTEM_CLOCK) -> None:
-        self.config = config
-        self.clock = clock
-        self._client: httpx.AsyncClient | None = None
-
-    def _http(self) -> httpx.AsyncClient:
-        if self._client is None:
-            self._client = httpx.AsyncClient(
-                trust_env=False, proxy=self.config.proxy_url, timeout=self.config.timeout
-            )
-        return self._client
 
     async def notify(
         self, payload: Mapping[str, Any], idempotency_key: str | None = None
     ) -> Outcome:
-        group = payload if self.config.send_resolved else without_resolved(payload)
+        group = self._group(payload)
         if group is None:
             return Outcome.ok()
         body = build_body(self.config, truncate(group, self.config.max_alerts))
@@ -139,11 +127,6 @@ class ServerChanNotifier:
         out = classify_http(resp.status_code, resp.content, resp.headers, self.clock.time())
         reason = redact(f"serverchan: {out.reason}: {resp.text[:200]}")
         return Outcome(out.kind, reason, out.retry_after, out.status)
-
-    async def aclose(self) -> None:
-        if self._client is not None:
-            await self._client.aclose()
-            self._client = None
 
 
 def serverchan_factory(raw: Mapping[str, Any]) -> ServerChanNotifier:

@@ -19,10 +19,10 @@ from urllib.parse import urlsplit
 
 import httpx
 
-from inferwatch.clock import SYSTEM_CLOCK, Clock
+from inferwatch.notify.channels.http_channel import HttpChannel, secret_or_file
 from inferwatch.notify.channels.webhook import parse_duration
 from inferwatch.notify.message import Language, render
-from inferwatch.notify.payload import truncate, without_resolved
+from inferwatch.notify.payload import truncate
 from inferwatch.notify.retry import Outcome, classify_exception, classify_http
 from inferwatch.redact import redact, register_secret
 
@@ -74,12 +74,7 @@ class SlackConfig:
         )
 
     def resolve_url(self) -> str:
-        if self.api_url is not None:
-            return self.api_url
-        assert self.api_url_file is not None
-        url = self.api_url_file.read_text(encoding="utf-8").strip()
-        register_url(url)
-        return url
+        return secret_or_file(self.api_url, self.api_url_file, register_url)
 
 
 def build_body(config: SlackConfig, payload: Mapping[str, Any]) -> dict[str, Any]:
@@ -93,25 +88,13 @@ def build_body(config: SlackConfig, payload: Mapping[str, Any]) -> dict[str, Any
     return body
 
 
-class SlackNotifier:
+class SlackNotifier(HttpChannel[SlackConfig]):
     integration = "slack"
-
-    def __init__(self, config: SlackConfig, clock: Clock = SYSTEM_CLOCK) -> None:
-        self.config = config
-        self.clock = clock
-        self._client: httpx.AsyncClient | None = None
-
-    def _http(self) -> httpx.AsyncClient:
-        if self._client is None:
-            self._client = httpx.AsyncClient(
-                trust_env=False, proxy=self.config.proxy_url, timeout=self.config.timeout
-            )
-        return self._client
 
     async def notify(
         self, payload: Mapping[str, Any], idempotency_key: str | None = None
     ) -> Outcome:
-        group = payload if self.config.send_resolved else without_resolved(payload)
+        group = self._group(payload)
         if group is None:
             return Outcome.ok()
         body = build_body(self.config, truncate(group, self.config.max_alerts))
@@ -130,11 +113,6 @@ class SlackNotifier:
             return out
         reason = redact(f"slack: {out.reason}: {resp.text[:200]}")
         return Outcome(out.kind, reason, out.retry_after, out.status)
-
-    async def aclose(self) -> None:
-        if self._client is not None:
-            await self._client.aclose()
-            self._client = None
 
 
 def slack_factory(raw: Mapping[str, Any]) -> SlackNotifier:

@@ -18,10 +18,10 @@ from typing import Any, cast
 
 import httpx
 
-from inferwatch.clock import SYSTEM_CLOCK, Clock
+from inferwatch.notify.channels.http_channel import HttpChannel, secret_or_file
 from inferwatch.notify.channels.webhook import parse_duration
 from inferwatch.notify.message import Language, Style, render
-from inferwatch.notify.payload import truncate, without_resolved
+from inferwatch.notify.payload import truncate
 from inferwatch.notify.retry import Outcome, OutcomeKind, classify_exception, classify_http
 from inferwatch.redact import redact, register_secret
 
@@ -75,12 +75,7 @@ class TelegramConfig:
         )
 
     def resolve_token(self) -> str:
-        if self.bot_token is not None:
-            return self.bot_token
-        assert self.bot_token_file is not None
-        token = self.bot_token_file.read_text(encoding="utf-8").strip()
-        register_secret(token)
-        return token
+        return secret_or_file(self.bot_token, self.bot_token_file)
 
 
 def build_body(config: TelegramConfig, payload: Mapping[str, Any], html: bool) -> dict[str, Any]:
@@ -111,25 +106,13 @@ def _description(content: bytes) -> tuple[bool, str, dict[str, Any]]:
     return doc.get("ok") is True, desc, params if isinstance(params, dict) else {}
 
 
-class TelegramNotifier:
+class TelegramNotifier(HttpChannel[TelegramConfig]):
     integration = "telegram"
-
-    def __init__(self, config: TelegramConfig, clock: Clock = SYSTEM_CLOCK) -> None:
-        self.config = config
-        self.clock = clock
-        self._client: httpx.AsyncClient | None = None
-
-    def _http(self) -> httpx.AsyncClient:
-        if self._client is None:
-            self._client = httpx.AsyncClient(
-                trust_env=False, proxy=self.config.proxy_url, timeout=self.config.timeout
-            )
-        return self._client
 
     async def notify(
         self, payload: Mapping[str, Any], idempotency_key: str | None = None
     ) -> Outcome:
-        group = payload if self.config.send_resolved else without_resolved(payload)
+        group = self._group(payload)
         if group is None:
             return Outcome.ok()
         group = truncate(group, self.config.max_alerts)
@@ -161,11 +144,6 @@ class TelegramNotifier:
         if "migrate_to_chat_id" in params:
             reason += f" (group is now chat_id {params['migrate_to_chat_id']})"
         return Outcome(out.kind, redact(reason), out.retry_after, out.status)
-
-    async def aclose(self) -> None:
-        if self._client is not None:
-            await self._client.aclose()
-            self._client = None
 
 
 def telegram_factory(raw: Mapping[str, Any]) -> TelegramNotifier:

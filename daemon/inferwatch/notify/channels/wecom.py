@@ -19,10 +19,10 @@ from typing import Any, Literal, cast
 
 import httpx
 
-from inferwatch.clock import SYSTEM_CLOCK, Clock
+from inferwatch.notify.channels.http_channel import HttpChannel, secret_or_file
 from inferwatch.notify.channels.webhook import parse_duration
 from inferwatch.notify.message import Language, Style, fit, render
-from inferwatch.notify.payload import truncate, without_resolved
+from inferwatch.notify.payload import truncate
 from inferwatch.notify.retry import Outcome, classify_exception, classify_http
 from inferwatch.redact import redact, register_secret
 
@@ -76,12 +76,7 @@ class WeComConfig:
         )
 
     def resolve_key(self) -> str:
-        if self.key is not None:
-            return self.key
-        assert self.key_file is not None
-        key = self.key_file.read_text(encoding="utf-8").strip()
-        register_secret(key)
-        return key
+        return secret_or_file(self.key, self.key_file)
 
 
 def build_body(config: WeComConfig, payload: Mapping[str, Any]) -> dict[str, Any]:
@@ -128,25 +123,13 @@ def classify_body(body: bytes) -> Outcome:
     return Outcome.permanent(reason, 200)
 
 
-class WeComNotifier:
+class WeComNotifier(HttpChannel[WeComConfig]):
     integration = "wecom"
-
-    def __init__(self, config: WeComConfig, clock: Clock = SYSTEM_CLOCK) -> None:
-        self.config = config
-        self.clock = clock
-        self._client: httpx.AsyncClient | None = None
-
-    def _http(self) -> httpx.AsyncClient:
-        if self._client is None:
-            self._client = httpx.AsyncClient(
-                trust_env=False, proxy=self.config.proxy_url, timeout=self.config.timeout
-            )
-        return self._client
 
     async def notify(
         self, payload: Mapping[str, Any], idempotency_key: str | None = None
     ) -> Outcome:
-        group = payload if self.config.send_resolved else without_resolved(payload)
+        group = self._group(payload)
         if group is None:
             return Outcome.ok()
         body = build_body(self.config, truncate(group, self.config.max_alerts))
@@ -167,11 +150,6 @@ class WeComNotifier:
             reason = redact(f"wecom: {out.reason}: {resp.text[:200]}")
             return Outcome(out.kind, reason, out.retry_after, out.status)
         return classify_body(resp.content)
-
-    async def aclose(self) -> None:
-        if self._client is not None:
-            await self._client.aclose()
-            self._client = None
 
 
 def wecom_factory(raw: Mapping[str, Any]) -> WeComNotifier:
