@@ -24,6 +24,7 @@ from inferwatch.parsers.engine import parse_engine_line
 from inferwatch.parsers.engine_prefix import LinePrefix
 from inferwatch.parsers.engine_time import engine_time
 from inferwatch.parsers.promtext import ExpositionError, parse_exposition
+from inferwatch.sources.docker_logs import DockerRecord
 from inferwatch.sources.journald import JournalRecord
 from inferwatch.sources.scrape import ScrapeStatus
 from inferwatch.store.labels import make_labels
@@ -81,8 +82,10 @@ class EngineIngest:
 
     async def on_log_line(self, rec: LineRecord) -> None:
         record = parse_engine_line(rec.text)
-        fallback = rec.wall_time if isinstance(rec, JournalRecord) else rec.read_at
-        if record is not None:
+        fallback = rec.wall_time if isinstance(rec, JournalRecord | DockerRecord) else rec.read_at
+        if isinstance(rec, DockerRecord) and record is not None:
+            at = self._last_at = rec.wall_time  # docker's UTC stamp beats the container's clock
+        elif record is not None:
             at = self._time(record.prefix, fallback)
         else:
             at = self._last_at if self._last_at is not None else fallback

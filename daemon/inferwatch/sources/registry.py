@@ -19,6 +19,7 @@ from inferwatch.ingest.kernel import KernelIngest
 from inferwatch.runtime.blocking import BlockingPool
 from inferwatch.runtime.watch import FileWatcher
 from inferwatch.sources.base import PolledSource, Source
+from inferwatch.sources.docker_logs import DockerLogsSource
 from inferwatch.sources.engine_log import FileLinesSource
 from inferwatch.sources.gpu_readings import GPU_HELP, GpuReading
 from inferwatch.sources.gpus import GpuSource, NvmlReader, read_fake_profile
@@ -161,6 +162,14 @@ def build_engines(ctx: BuildContext) -> Built:
                 built.sources.append(
                     Unavailable(name, "journald is not running here (no /run/systemd/journal)")
                 )
+        if engine.container:
+            name = f"engine:{engine.name}:docker"
+            built.line_handlers[name] = ingest.on_log_line
+            built.sources.append(
+                DockerLogsSource(
+                    engine.container, ctx.clock, name=name, checkpoint=ctx.checkpoints.get(name)
+                )
+            )  # no docker here: the source says so (NoData) and is retried
         if engine.metrics_url is not None:
             kind = ProbeScrapeSource if implicit else ScrapeSource
             scrape = kind(
