@@ -99,3 +99,22 @@ def test_fit_never_exceeds_limit_or_splits_code_points(text: str, limit: int) ->
 def test_duration_text() -> None:
     assert duration_text(0) == "0s" and duration_text(3725) == "1h 2m 5s"
     assert duration_text(61, "zh") == "1分1秒"
+
+
+def test_a_digest_keeps_its_lines_and_has_no_since_line() -> None:
+    from inferwatch.notify.message import render
+
+    text = "Last 24 h on gpu-a\nBusy 9 h (yesterday 7 h)\nflash: decode 104 t/s (-3 %)"
+    payload = {
+        "alerts": [
+            {
+                "status": "firing",
+                "labels": {"alertname": "InferwatchDigest", "severity": "info", "host": "gpu-a"},
+                "annotations": {"summary": text.replace("\n", " | "), "description": text},
+                "startsAt": "2026-11-30T08:00:00Z",
+            }
+        ]
+    }
+    body = render(payload).body
+    assert body.splitlines()[-3:] == text.split("\n")
+    assert "Since" not in body

@@ -12,6 +12,7 @@ import httpx
 import pytest
 
 from inferwatch.clock import FakeClock
+from inferwatch.notify.delivery import deliver_due
 from inferwatch.notify.outbox import Outbox, RowState
 from inferwatch.notify.retry import (
     Backoff,
@@ -21,7 +22,6 @@ from inferwatch.notify.retry import (
     body_retry_after,
     classify_exception,
     classify_http,
-    deliver_due,
     parse_retry_after,
 )
 
@@ -146,23 +146,29 @@ def test_deliver_due_records_every_outcome(tmp_path: Path) -> None:
     )
     notifiers = {("ok", "webhook"): ok, ("flaky", "webhook"): flaky,
                  ("broken", "webhook"): broken, ("buggy", "webhook"): buggy}  # fmt: skip
-    for receiver in ("ok", "flaky", "broken", "buggy", "orphan"):
-        for seq in (1, 2):
-            box.enqueue(key=f"{receiver}{seq}", receiver=receiver, integration="webhook",
-                        group_key="g", payload={"seq": seq}, now=clock.time())  # fmt: skip
     policy = RetryPolicy(Backoff(10.0, 300.0), deadline=3600.0, rand=lambda: 1.0)
 
+    def enqueue(seq: int) -> None:
+        for receiver in ("ok", "flaky", "broken", "buggy", "orphan"):
+            box.enqueue(key=f"{receiver}{seq}", receiver=receiver, integration="webhook",
+                        group_key="g", payload={"seq": seq}, now=clock.time())  # fmt: skip
+
     async def rounds() -> None:
-        for _ in range(6):
+        enqueue(1)
+        await deliver_due(box, notifiers, policy, clock.time())
+        clock.advance(10)
+        enqueue(2)  # flaky1 is due again now: flaky2 queued behind it is folded into it
+        for _ in range(5):
             await deliver_due(box, notifiers, policy, clock.time())
             clock.advance(10)
 
     asyncio.run(rounds())
     assert [c[1] for c in ok.calls] == ["ok1", "ok2"]
-    assert [c[0]["seq"] for c in flaky.calls] == [1, 1, 2]  # order kept across the retry
-    state = {k: box.get(k).state for k in ("broken1", "buggy1", "orphan1", "flaky2")}  # type: ignore[union-attr]
-    assert state == {"broken1": RowState.DEAD, "buggy1": RowState.DEAD,
-                     "orphan1": RowState.DEAD, "flaky2": RowState.SENT}  # fmt: skip
+    assert [c[0]["seq"] for c in flaky.calls] == [1, 2]  # one retry carrying both messages
+    assert flaky.calls[1][1] == "flaky1+1"  # new content: a new idempotency key
+    state = {k: box.get(k).state for k in ("broken1", "buggy1", "orphan1", "flaky1", "flaky2")}  # type: ignore[union-attr]
+    assert state == {"broken1": RowState.DEAD, "buggy1": RowState.DEAD, "orphan1": RowState.DEAD,
+                     "flaky1": RowState.SENT, "flaky2": RowState.MERGED}  # fmt: skip
     assert box.pending_count() == 0
     assert "boom" in box.get("buggy1").last_error  # type: ignore[union-attr]
 

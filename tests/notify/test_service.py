@@ -9,6 +9,7 @@ from inferwatch.alerts.model import Alert, AlertState, AlertTransition
 from inferwatch.clock import FakeClock
 from inferwatch.config.loader import parse_config
 from inferwatch.notify.service import NotifyService
+from inferwatch.rules.ruleset import RuleKey
 from inferwatch.store.labels import make_labels
 from inferwatch.store.tsdb import SeriesStore
 
@@ -16,7 +17,7 @@ from inferwatch.store.tsdb import SeriesStore
 def firing(at: float) -> Alert:
     labels = make_labels({"alertname": "GpuFallenOffBus", "severity": "critical"})
     return Alert(
-        rule=("f", "g", "GpuFallenOffBus"),  # type: ignore[arg-type]
+        rule=RuleKey("f", "g", "GpuFallenOffBus", "vector(1)", ()),
         labels=labels,
         annotations=(("summary", "GPU gone"),),
         state=AlertState.FIRING,
@@ -65,7 +66,7 @@ def test_notification_failures_go_to_the_fallback_receiver(tmp_path: Path) -> No
         {"alertname": "InferwatchNotificationsFailing", "severity": "warning", "fallback": "true"}
     )
     alert = Alert(
-        rule=("f", "g", "InferwatchNotificationsFailing"),  # type: ignore[arg-type]
+        rule=RuleKey("f", "g", "InferwatchNotificationsFailing", "vector(1)", ()),
         labels=labels,
         annotations=(),
         state=AlertState.FIRING,

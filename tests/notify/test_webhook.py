@@ -17,8 +17,9 @@ from conftest import free_port
 from inferwatch.clock import FakeClock
 from inferwatch.notify.channels import REGISTRY, build
 from inferwatch.notify.channels.webhook import WebhookConfig, WebhookNotifier, parse_duration
+from inferwatch.notify.delivery import deliver_due
 from inferwatch.notify.outbox import Outbox, idempotency_key
-from inferwatch.notify.retry import OutcomeKind, RetryPolicy, deliver_due
+from inferwatch.notify.retry import OutcomeKind, RetryPolicy
 
 Reply = Callable[[web.Request], Awaitable[web.StreamResponse]]
 

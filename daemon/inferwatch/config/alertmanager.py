@@ -7,7 +7,7 @@ notifications pipeline builds it, so only the list names are checked at this lev
 
 from __future__ import annotations
 
-from typing import Any, Literal
+from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
@@ -92,6 +92,9 @@ class Route(_Strict):
     continue_: bool = Field(default=False, alias="continue")
     mute_time_intervals: list[str] = Field(default_factory=list)
     active_time_intervals: list[str] = Field(default_factory=list)
+    # inferwatch extension: quiet hours that hold (not drop) messages until the interval ends;
+    # inherited by child routes unless they set their own (``[]`` = never held).
+    hold_time_intervals: list[str] | None = None
 
 
 class Receiver(BaseModel):
@@ -146,7 +149,14 @@ class TimeInterval(_Strict):
 
 
 class Digest(_Strict):
+    """A scheduled summary: ``cron`` (five fields, read in ``timezone``) says when, ``window`` how
+    far back it looks (compared with the window before it), ``receiver`` where it goes (default:
+    the route's root receiver), ``language`` how it reads (default: the top-level language)."""
+
     name: str
     cron: str
     receiver: str | None = None
     kind: Literal["daily"] = "daily"
+    window: Annotated[Duration, Field(gt=0)] = 86400.0
+    language: Literal["en", "zh"] | None = None
+    timezone: str = "Local"

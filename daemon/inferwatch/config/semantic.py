@@ -8,6 +8,7 @@ matcher at its place in the file, instead of the daemon failing later.
 from __future__ import annotations
 
 from collections.abc import Callable
+from datetime import UTC
 
 from inferwatch.config.models import Config
 from inferwatch.config.yamlpos import Located, format_loc
@@ -42,4 +43,39 @@ def semantic_problems(config: Config, located: Located, name: str) -> list[Probl
         check(("inhibit_rules", i), lambda rule=rule: InhibitionRule.from_config(rule))  # type: ignore[misc]
     for i, flag in enumerate(config.silence_files):
         check(("silence_files", i), lambda flag=flag: FlagFile.from_config(flag))  # type: ignore[misc]
+    problems.extend(_digest_problems(config, located, name))
+    return problems
+
+
+def _digest_problems(config: Config, located: Located, name: str) -> list[Problem]:
+    """A digest needs a cron expression and a zone APScheduler accepts, a known receiver (or a
+    root route receiver to fall back on) and a name of its own (it names the scheduler job)."""
+    from inferwatch.notify.digest import cron_trigger, digest_zone
+
+    problems: list[Problem] = []
+
+    def report(loc: Loc, message: str) -> None:
+        line, col = located.position(loc)
+        problems.append(Problem(name, line, col, format_loc(loc), message))
+
+    receivers = {r.name for r in config.receivers}
+    seen: set[str] = set()
+    for i, digest in enumerate(config.digests):
+        if digest.name in seen:
+            report(("digests", i, "name"), f"digest name {digest.name!r} is used twice")
+        seen.add(digest.name)
+        try:
+            tz = digest_zone(digest.timezone)
+        except ValueError as exc:
+            report(("digests", i, "timezone"), str(exc))
+            tz = None
+        try:
+            cron_trigger(digest.cron, tz or UTC)
+        except ValueError as exc:
+            report(("digests", i, "cron"), str(exc))
+        receiver = digest.receiver or config.route.receiver
+        if digest.receiver and digest.receiver not in receivers:
+            report(("digests", i, "receiver"), f"receiver {digest.receiver!r} is not defined")
+        elif not receiver:
+            report(("digests", i), "no receiver: set digests[].receiver or route.receiver")
     return problems

@@ -74,7 +74,7 @@ class Flush:
 
 
 @dataclass(slots=True)
-class _Group:
+class Group:
     route: RouteNode
     key: str
     labels: Labels
@@ -118,7 +118,7 @@ class Grouper:
 
     def __init__(self, tree: RouteNode) -> None:
         self.tree = tree
-        self._groups: dict[str, _Group] = {}
+        self._groups: dict[str, Group] = {}
 
     def observe(self, alert: Alert, now: float) -> None:
         """Take an alert's latest snapshot; only firing and resolved alerts matter here."""
@@ -131,7 +131,7 @@ class Grouper:
             if group is None:
                 if alert.state is AlertState.RESOLVED:
                     continue  # never announced firing: nothing to resolve
-                group = _Group(node, key, labels, now + node.opts.group_wait)
+                group = Group(node, key, labels, now + node.opts.group_wait)
                 self._groups[key] = group
             if alert.state is AlertState.RESOLVED and alert.fingerprint not in group.alerts:
                 continue
@@ -155,6 +155,14 @@ class Grouper:
             if not group.alerts:
                 del self._groups[key]
         return out
+
+    def groups(self) -> list[Group]:
+        """The live groups, for saving (:mod:`inferwatch.notify.group_state`)."""
+        return list(self._groups.values())
+
+    def adopt(self, group: Group) -> None:
+        """Put back a saved group (after a restart); its route must be in this tree."""
+        self._groups[group.key] = group
 
     def next_due(self) -> float | None:
         """When :meth:`due` next has work, for the scheduler; None without groups."""

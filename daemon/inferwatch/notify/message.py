@@ -28,11 +28,15 @@ KEY_LABELS = ("engine", "gpu", "pci_bus_id", "xid", "dp_rank", "signature", "job
 TEXTS: dict[str, dict[str, str]] = {
     "en": {"critical": "CRITICAL", "warning": "WARNING", "info": "INFO", "resolved": "RESOLVED",
            "host": "Host", "diagnosis": "Why", "action": "Do", "since": "Since",
-           "lasted": "Resolved after", "more": "+{n} more", "cut": "…[cut]"},
+           "lasted": "Resolved after", "more": "+{n} more", "cut": "…[cut]",
+           "late": "Queued {at}, delivered late", "merged": "{n} queued messages in one"},
     "zh": {"critical": "严重", "warning": "警告", "info": "提示", "resolved": "已恢复",
            "host": "主机", "diagnosis": "诊断", "action": "处理", "since": "开始于",
-           "lasted": "已恢复，持续", "more": "另有 {n} 条", "cut": "…[已截断]"},
+           "lasted": "已恢复，持续", "more": "另有 {n} 条", "cut": "…[已截断]",
+           "late": "排队于 {at}，延迟送达", "merged": "已合并 {n} 条排队消息"},
 }  # fmt: skip
+DIGEST = "InferwatchDigest"
+"""The scheduled summary's alert name (notify/digest.py): its description is multi-line text."""
 _PARTIAL = re.compile(r"&[#a-zA-Z0-9]*$|<[^>]*$")
 
 
@@ -108,6 +112,19 @@ class _Renderer:
         self.style = style
         self.tz = tz
 
+    def delivery_note(self, payload: Mapping[str, Any]) -> str:
+        """ "Queued 03:12:09, delivered late · 3 queued messages in one", or nothing."""
+        ext = payload.get("inferwatch") or {}
+        parts: list[str] = []
+        queued = ext.get("queuedAt")
+        if isinstance(queued, int | float):
+            at = datetime.fromtimestamp(queued, UTC).astimezone(self.tz)
+            parts.append(self.t["late"].format(at=f"{at:%Y-%m-%d %H:%M:%S %Z}"))
+        merged = ext.get("merged")
+        if isinstance(merged, int) and merged > 0:
+            parts.append(self.t["merged"].format(n=merged + 1))
+        return self.esc(" · ".join(parts))
+
     def more(self, n: int) -> str:
         return "\n\n" + self.esc(self.t["more"].format(n=n)) if n > 0 else ""
 
@@ -129,6 +146,9 @@ class _Renderer:
         host = host_of(alert, payload)
         if host:
             lines.append(self.esc(f"{self.t['host']}: {host}"))
+        if name == DIGEST:  # a summary written for a phone already: keep its lines
+            text = str(notes.get("description") or notes.get("summary", ""))
+            return "\n".join([*lines, *(self.esc(line) for line in text.splitlines())])
         for key, prefix in (("summary", ""), ("diagnosis", "diagnosis"), ("action", "action")):
             value = " ".join(str(notes.get(key, "")).split())
             if value:
@@ -180,7 +200,8 @@ def render(
     )
     more = int(payload.get("truncatedAlerts", 0) or 0)
     blocks = [r.block(a, payload) for a in alerts]
-    body, shown = "", 0
+    note = r.delivery_note(payload)
+    body, shown = note, 0
     for block in blocks:
         candidate = f"{body}\n\n{block}" if body else block
         if size(candidate + r.more(len(blocks) - shown - 1 + more), unit) > limit:
@@ -188,8 +209,10 @@ def render(
         body, shown = candidate, shown + 1
     if shown == 0 and blocks:  # even the first block is too big: cut it, visibly
         tail = r.more(len(blocks) - 1 + more)
+        head = f"{note}\n\n" if note else ""
         cut = _cut_html if style == "html" else fit
-        body = cut(blocks[0], max(0, limit - size(tail, unit)), unit, r.esc(r.t["cut"])) + tail
+        room = max(0, limit - size(tail, unit) - size(head, unit))
+        body = head + cut(blocks[0], room, unit, r.esc(r.t["cut"])) + tail
     else:
         body += r.more(len(blocks) - shown + more)
     sev = top_severity(payload)

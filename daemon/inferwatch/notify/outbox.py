@@ -13,38 +13,26 @@ from __future__ import annotations
 import hashlib
 import json
 import threading
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
+from contextlib import contextmanager
 from dataclasses import dataclass
 from enum import StrEnum
 from pathlib import Path
 from typing import Any
 
+from inferwatch.notify.outbox_schema import SCHEMA, migrate
 from inferwatch.redact import redact
 from inferwatch.store.sqlite import open_db
 
 DEFAULT_MAX_AGE = 24 * 3600.0
 
-SCHEMA = """
-CREATE TABLE IF NOT EXISTS outbox (
-    id INTEGER PRIMARY KEY AUTOINCREMENT,
-    key TEXT NOT NULL UNIQUE,
-    receiver TEXT NOT NULL,
-    integration TEXT NOT NULL,
-    group_key TEXT NOT NULL,
-    payload TEXT NOT NULL,
-    created_at REAL NOT NULL,
-    attempts INTEGER NOT NULL DEFAULT 0,
-    next_attempt_at REAL NOT NULL,
-    last_error TEXT NOT NULL DEFAULT '',
-    state TEXT NOT NULL DEFAULT 'pending' CHECK (state IN ('pending', 'sent', 'dead'))
-);
-CREATE INDEX IF NOT EXISTS outbox_group
-    ON outbox (state, receiver, integration, group_key, id);
-"""
-
 _COLUMNS = (
     "id, key, receiver, integration, group_key, payload, created_at, attempts, "
-    "next_attempt_at, last_error, state"
+    "next_attempt_at, last_error, state, merged"
+)
+_INSERT = (
+    "INSERT OR IGNORE INTO outbox (key, receiver, integration, group_key, payload,"
+    " created_at, next_attempt_at) VALUES (?, ?, ?, ?, ?, ?, ?)"
 )
 
 
@@ -52,6 +40,7 @@ class RowState(StrEnum):
     PENDING = "pending"
     SENT = "sent"
     DEAD = "dead"
+    MERGED = "merged"
 
 
 def idempotency_key(
@@ -81,13 +70,44 @@ class OutboxRow:
     next_attempt_at: float
     last_error: str
     state: RowState
+    merged: int = 0
 
     @classmethod
     def from_sql(cls, row: tuple[Any, ...]) -> OutboxRow:
         return cls(
             row[0], row[1], row[2], row[3], row[4], json.loads(row[5]),
-            row[6], row[7], row[8], row[9], RowState(row[10]),
+            row[6], row[7], row[8], row[9], RowState(row[10]), row[11],
         )  # fmt: skip
+
+    @property
+    def send_key(self) -> str:
+        """The idempotency key a receiver sees: a merged message is new content, so it must not
+        be taken for a retry of the row it grew from."""
+        return self.key if not self.merged else f"{self.key}+{self.merged}"
+
+
+@dataclass(frozen=True, slots=True)
+class NewRow:
+    """A row to insert; ``not_before`` holds it (quiet hours) until that time."""
+
+    key: str
+    receiver: str
+    integration: str
+    group_key: str
+    payload: Mapping[str, Any]
+    not_before: float = 0.0
+
+
+Announce = Callable[[OutboxRow, str], Sequence[NewRow]]
+"""Rows that tell someone a row was dead-lettered (the fallback receiver's message)."""
+
+
+def _text(payload: Mapping[str, Any]) -> str:
+    return json.dumps(payload, sort_keys=True, separators=(",", ":"))
+
+
+class _Conflict(Exception):
+    """A row changed under a merge; the transaction is rolled back."""
 
 
 class Outbox:
@@ -96,9 +116,27 @@ class Outbox:
     def __init__(self, path: Path) -> None:
         self.path = path
         self._conn, self.problem = open_db(path, SCHEMA)
+        migrate(self._conn)
         # NORMAL survives kill -9 in WAL mode; FULL also survives a power cut after the commit.
         self._conn.execute("PRAGMA synchronous=FULL")
         self._lock = threading.Lock()
+
+    @contextmanager
+    def _transaction(self) -> Iterator[None]:
+        """One atomic change under the lock: everything inside commits together or not at all."""
+        with self._lock:
+            self._conn.execute("BEGIN IMMEDIATE")
+            try:
+                yield
+            except BaseException:
+                self._conn.execute("ROLLBACK")
+                raise
+            self._conn.execute("COMMIT")
+
+    def _insert(self, row: NewRow, now: float) -> bool:
+        args = (row.key, row.receiver, row.integration, row.group_key, _text(row.payload), now)
+        cur = self._conn.execute(_INSERT, (*args, max(now, row.not_before)))
+        return cur.rowcount == 1
 
     def close(self) -> None:
         with self._lock:
@@ -116,16 +154,32 @@ class Outbox:
     ) -> tuple[OutboxRow, bool]:
         """Insert a pending row due at ``now``; an existing key is a no-op. Returns the row and
         whether it was created."""
-        text = json.dumps(payload, sort_keys=True, separators=(",", ":"))
-        with self._lock:
-            cur = self._conn.execute(
-                "INSERT OR IGNORE INTO outbox (key, receiver, integration, group_key, payload,"
-                " created_at, next_attempt_at) VALUES (?, ?, ?, ?, ?, ?, ?)",
-                (key, receiver, integration, group_key, text, now, now),
-            )
+        new = NewRow(key, receiver, integration, group_key, payload)
+        with self._transaction():
+            created = self._insert(new, now)
             row = self._get(key)
         assert row is not None  # inserted or already there, under the same lock
-        return row, cur.rowcount == 1
+        return row, created
+
+    def enqueue_batch(
+        self, rows: Iterable[NewRow], now: float, state: tuple[str, str] | None = None
+    ) -> int:
+        """Insert rows (existing keys are no-ops) and save one named state value, in one
+        transaction: the grouper's "announced" marks never run ahead of the rows announcing.
+        Returns how many rows were created."""
+        with self._transaction():
+            created = sum(self._insert(r, now) for r in rows)
+            if state is not None:
+                self._conn.execute(
+                    "INSERT OR REPLACE INTO notify_state (name, value) VALUES (?, ?)", state
+                )
+        return created
+
+    def load_state(self, name: str) -> str | None:
+        with self._lock:
+            row = self._conn.execute("SELECT value FROM notify_state WHERE name = ?", (name,))
+            found = row.fetchone()
+        return None if found is None else str(found[0])
 
     def get(self, key: str) -> OutboxRow | None:
         with self._lock:
@@ -170,22 +224,85 @@ class Outbox:
             (redact(error), next_attempt_at, row_id),
         )
 
-    def mark_dead(self, row_id: int, error: str) -> bool:
-        """Give up on a row (permanent failure or deadline): it leaves its group's queue."""
-        return self._finish(
-            "UPDATE outbox SET state = 'dead', attempts = attempts + 1, last_error = ?"
-            " WHERE id = ? AND state = 'pending'",
-            (redact(error), row_id),
-        )
+    def mark_dead(self, row: OutboxRow | int, error: str, announce: Announce | None = None) -> bool:
+        """Give up on a row (permanent failure or deadline): it leaves its group's queue. The
+        rows ``announce`` returns (the fallback receiver's message) commit with the change."""
+        row_id = row if isinstance(row, int) else row.id
+        with self._transaction():
+            done = (
+                self._conn.execute(
+                    "UPDATE outbox SET state = 'dead', attempts = attempts + 1, last_error = ?"
+                    " WHERE id = ? AND state = 'pending'",
+                    (redact(error), row_id),
+                ).rowcount
+                == 1
+            )
+            if done and announce is not None and isinstance(row, OutboxRow):
+                for new in announce(row, redact(error)):
+                    self._insert(new, row.next_attempt_at)
+        return done
 
-    def expire(self, now: float, max_age: float = DEFAULT_MAX_AGE) -> int:
+    def expire(
+        self, now: float, max_age: float = DEFAULT_MAX_AGE, announce: Announce | None = None
+    ) -> int:
         """Dead-letter pending rows older than ``max_age``; returns how many."""
+        note = f" [expired after {max_age:.0f}s]"
+        with self._transaction():
+            sql = f"SELECT {_COLUMNS} FROM outbox WHERE state = 'pending' AND created_at < ?"  # noqa: S608
+            old = [OutboxRow.from_sql(r) for r in self._conn.execute(sql, (now - max_age,))]
+            for row in old:
+                self._conn.execute(
+                    "UPDATE outbox SET state = 'dead', last_error = last_error || ? WHERE id = ?",
+                    (note, row.id),
+                )
+                for new in announce(row, f"{row.last_error}{note}") if announce else ():
+                    self._insert(new, now)
+        return len(old)
+
+    def backlog(self, head: OutboxRow, now: float) -> list[OutboxRow]:
+        """``head`` and the pending rows of its group queued right behind it that are due too
+        (a row held for quiet hours ends the run), in order."""
         with self._lock:
-            return self._conn.execute(
-                "UPDATE outbox SET state = 'dead', last_error = last_error || ?"
-                " WHERE state = 'pending' AND created_at < ?",
-                (f" [expired after {max_age:.0f}s]", now - max_age),
-            ).rowcount
+            rows = self._conn.execute(
+                f"SELECT {_COLUMNS} FROM outbox WHERE state = 'pending' AND receiver = ?"  # noqa: S608
+                " AND integration = ? AND group_key = ? AND id >= ? ORDER BY id",
+                (head.receiver, head.integration, head.group_key, head.id),
+            ).fetchall()
+        out: list[OutboxRow] = []
+        for raw in rows:
+            row = OutboxRow.from_sql(raw)
+            if row.id != head.id and row.next_attempt_at > now:
+                break
+            out.append(row)
+        return out
+
+    def merge(self, rows: Sequence[OutboxRow], payload: Mapping[str, Any]) -> OutboxRow | None:
+        """Fold a group's backlog into its first row: that row (same id, so it keeps its place
+        in the queue, and its oldest ``created_at``) now carries ``payload``; the others become
+        ``merged``. None if any row stopped being pending meanwhile (nothing changes then)."""
+        head, rest = rows[0], rows[1:]
+        try:
+            with self._transaction():
+                changed = self._conn.execute(
+                    "UPDATE outbox SET payload = ?, merged = merged + ? WHERE id = ?"
+                    " AND state = 'pending'",
+                    (_text(payload), sum(1 + r.merged for r in rest), head.id),
+                ).rowcount
+                for row in rest:
+                    changed += self._conn.execute(
+                        "UPDATE outbox SET state = 'merged', last_error = ? WHERE id = ?"
+                        " AND state = 'pending'",
+                        (f"merged into {head.id}", row.id),
+                    ).rowcount
+                if changed != len(rows):
+                    raise _Conflict
+                found = self._conn.execute(
+                    f"SELECT {_COLUMNS} FROM outbox WHERE id = ?",  # noqa: S608
+                    (head.id,),
+                ).fetchone()
+        except _Conflict:
+            return None
+        return OutboxRow.from_sql(found)
 
     def pending_count(self) -> int:
         with self._lock:

@@ -9,22 +9,16 @@ per-message deadline, and provider hints win over the computed delay.
 
 from __future__ import annotations
 
-import asyncio
 import json
 import random
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from email.utils import parsedate_to_datetime
 from enum import StrEnum
-from typing import TYPE_CHECKING
 
 import httpx
 
 from inferwatch.redact import redact
-
-if TYPE_CHECKING:
-    from inferwatch.notify.channels.base import Notifier
-    from inferwatch.notify.outbox import Outbox, OutboxRow
 
 
 class OutcomeKind(StrEnum):
@@ -158,37 +152,3 @@ class RetryPolicy:
         if when > created_at + self.deadline:
             return None
         return when
-
-
-async def deliver_due(
-    outbox: Outbox,
-    notifiers: Mapping[tuple[str, str], Notifier],
-    policy: RetryPolicy,
-    now: float,
-) -> list[tuple[OutboxRow, Outcome]]:
-    """One delivery round: expire rows past the deadline, send the head of every group
-    concurrently and record each outcome right after its answer (keeping the "sent but not
-    marked" window small). Rows whose (receiver, integration) has no notifier are dead-lettered.
-    """
-    outbox.expire(now, policy.deadline)
-
-    async def one(row: OutboxRow) -> tuple[OutboxRow, Outcome]:
-        notifier = notifiers.get((row.receiver, row.integration))
-        if notifier is None:
-            outcome = Outcome.permanent(f"no notifier {row.receiver}/{row.integration}")
-        else:
-            try:
-                outcome = await notifier.notify(row.payload, idempotency_key=row.key)
-            except Exception as exc:  # a channel bug must not stall the other groups
-                outcome = Outcome.permanent(f"{row.integration}: {type(exc).__name__}: {exc}")
-        if outcome.kind is OutcomeKind.OK:
-            outbox.mark_sent(row.id)
-            return row, outcome
-        when = policy.next_attempt_at(outcome, row.attempts + 1, row.created_at, now)
-        if when is None:
-            outbox.mark_dead(row.id, outcome.reason)
-        else:
-            outbox.mark_failed(row.id, outcome.reason, when)
-        return row, outcome
-
-    return list(await asyncio.gather(*(one(r) for r in outbox.due(now))))

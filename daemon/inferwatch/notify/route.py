@@ -37,6 +37,7 @@ class RouteOpts:
     repeat_interval: float = DEFAULT_REPEAT_INTERVAL
     mute_time_intervals: tuple[str, ...] = ()
     active_time_intervals: tuple[str, ...] = ()
+    hold_time_intervals: tuple[str, ...] = ()
 
     def group_labels(self, labels: Labels) -> Labels:
         """The label values that name this alert's group on this route."""
@@ -104,6 +105,12 @@ def _build(
             raise RouteError("the root route cannot have mute or active time intervals")
         if intervals is not None and name not in intervals:
             raise RouteError(f"unknown time interval {name!r}")
+    hold = cfg.hold_time_intervals
+    if hold is None:
+        hold = list(parent.hold_time_intervals)
+    for name in hold:
+        if intervals is not None and name not in intervals:
+            raise RouteError(f"hold_time_intervals: unknown time interval {name!r}")
     opts = RouteOpts(
         receiver=cfg.receiver or parent.receiver,
         group_by=_group_by(cfg.group_by, parent.group_by),
@@ -114,6 +121,7 @@ def _build(
         ),
         mute_time_intervals=tuple(cfg.mute_time_intervals),
         active_time_intervals=tuple(cfg.active_time_intervals),
+        hold_time_intervals=tuple(hold),
     )
     if opts.group_interval <= 0 or opts.repeat_interval <= 0:
         raise RouteError("group_interval and repeat_interval must be greater than zero")

@@ -2,8 +2,10 @@
 
 Runs in the daemon: transitions go into the grouper and the inhibitor as they happen; every tick
 the due groups are rendered (Alertmanager webhook v4 payload), written to the durable outbox
-once per integration (idempotency key), and the outbox is delivered with retries. A message is
-in SQLite before any attempt to send it, so kill -9 or a receiver outage loses nothing.
+once per integration (idempotency key) together with the grouper's state, and the outbox is
+delivered with retries, per-channel token buckets and backlog merging (:mod:`.delivery`). A
+message is in SQLite before any attempt to send it, so kill -9 or a receiver outage loses
+nothing; a route in ``hold_time_intervals`` queues its messages until the quiet hours end.
 """
 
 from __future__ import annotations
@@ -17,16 +19,20 @@ from inferwatch.clock import Clock
 from inferwatch.config.alertmanager import Route
 from inferwatch.config.models import Config
 from inferwatch.logsetup import get_logger
+from inferwatch.notify import group_state
 from inferwatch.notify.channels import Notifier, build
+from inferwatch.notify.deadletter import announcer
+from inferwatch.notify.delivery import deliver_due
 from inferwatch.notify.group import Flush, Grouper
 from inferwatch.notify.inhibit import Inhibitor
-from inferwatch.notify.outbox import Outbox, idempotency_key
+from inferwatch.notify.outbox import NewRow, Outbox, idempotency_key
 from inferwatch.notify.payload import webhook_v4
-from inferwatch.notify.retry import OutcomeKind, RetryPolicy, deliver_due
+from inferwatch.notify.ratelimit import Gates
+from inferwatch.notify.retry import OutcomeKind, RetryPolicy
 from inferwatch.notify.route import build_tree
 from inferwatch.notify.silence import FlagFile, Silencer, Silences
 from inferwatch.notify.stages import mute_check
-from inferwatch.notify.timeintervals import load_intervals
+from inferwatch.notify.timeintervals import hold_until, load_intervals
 from inferwatch.store.labels import make_labels
 from inferwatch.store.series import Kind
 from inferwatch.store.sqlite import move_aside
@@ -73,7 +79,9 @@ class NotifyService:
         files = [FlagFile.from_config(f) for f in config.silence_files]
         self.silencer = Silencer(silences, files)
         self.outbox = Outbox(state_dir / OUTBOX_FILE)
+        self._restore_groups()
         self.policy = RetryPolicy()
+        self.gates = Gates()
         self.notifiers: dict[tuple[str, str], Notifier] = {}
         self.integrations: dict[str, list[str]] = {}
         for receiver in config.receivers:
@@ -90,20 +98,41 @@ class NotifyService:
                         continue
                     kinds.append(name)
             self.integrations[receiver.name] = kinds
+        self.announce = announcer(config.fallback_receiver, self.integrations)
         store.describe(NOTIFICATIONS, Kind.COUNTER, "Notification attempts by outcome.")
         store.describe(PENDING, Kind.GAUGE, "Notifications in the outbox not yet delivered.")
+
+    def _restore_groups(self) -> None:
+        text = self.outbox.load_state(group_state.STATE_NAME)
+        if text is None:
+            return
+        try:
+            count = group_state.load(self.grouper, text)
+        except ValueError as exc:
+            log.error("starting without the saved notification groups", error=str(exc))
+            return
+        log.info("notification groups restored", groups=count)
+
+    def _save_groups(self, rows: Iterable[NewRow] = ()) -> None:
+        """Rows and the grouper's state commit together (one transaction)."""
+        state = (group_state.STATE_NAME, group_state.dump(self.grouper))
+        self.outbox.enqueue_batch(rows, self.clock.time(), state)
 
     def on_transitions(self, transitions: Iterable[AlertTransition]) -> None:
         for tr in transitions:
             self.grouper.observe(tr.alert, tr.at)
             self.inhibitor.observe(tr.alert)
+        self._save_groups()
 
     async def tick(self) -> None:
         now = self.clock.time()
         muted = mute_check([self.inhibitor, self.silencer], self.intervals, now)
-        for flush in self.grouper.due(now, muted):
-            self._enqueue(flush, now)
-        results = await deliver_due(self.outbox, self.notifiers, self.policy, now)
+        flushes = self.grouper.due(now, muted)
+        if flushes:
+            self._save_groups([row for f in flushes for row in self._rows(f, now)])
+        results = await deliver_due(
+            self.outbox, self.notifiers, self.policy, now, gates=self.gates, announce=self.announce
+        )
         for row, outcome in results:
             outcome_label = "success" if outcome.kind is OutcomeKind.OK else "failure"
             labels = make_labels(
@@ -112,7 +141,9 @@ class NotifyService:
             self.store.inc(NOTIFICATIONS, labels, 1.0, now)
         self.store.set(PENDING, (), float(self.outbox.pending_count()), now)
 
-    def _enqueue(self, flush: Flush, now: float) -> None:
+    def _rows(self, flush: Flush, now: float) -> list[NewRow]:
+        """One outbox row per integration of the flush's receiver, held during quiet hours."""
+        held = hold_until(flush.route.opts.hold_time_intervals, self.intervals, now) or 0.0
         payload = webhook_v4(
             receiver=flush.receiver,
             group_key=flush.key,
@@ -123,16 +154,17 @@ class NotifyService:
         )
         states = [(a.fingerprint, a.state.value) for a in flush.alerts]
         sequence = int(flush.at * 1000)
-        for integration in self.integrations.get(flush.receiver, []):
-            key = idempotency_key(flush.receiver, integration, flush.key, states, sequence)
-            self.outbox.enqueue(
-                key=key,
+        return [
+            NewRow(
+                key=idempotency_key(flush.receiver, integration, flush.key, states, sequence),
                 receiver=flush.receiver,
                 integration=integration,
                 group_key=flush.key,
                 payload=payload,
-                now=now,
+                not_before=held,
             )
+            for integration in self.integrations.get(flush.receiver, [])
+        ]
 
     def status(self) -> dict[str, Any]:
         return {

@@ -158,3 +158,24 @@ def route_muted(
         return True
     names = tuple(active)
     return bool(names) and not any(intervals[name].contains(when) for name in names)
+
+
+HOLD_HORIZON = 8 * 86400.0
+"""A hold longer than this is a config mistake (an interval covering all time): release then."""
+
+
+def hold_until(names: Iterable[str], intervals: Mapping[str, Interval], at: float) -> float | None:
+    """When quiet hours that hold messages end: the first minute boundary after ``at`` outside
+    every named interval (intervals have minute resolution); None when ``at`` is outside all."""
+    chosen = [intervals[name] for name in names]
+
+    def inside(ts: float) -> bool:
+        when = datetime.fromtimestamp(ts, UTC)
+        return any(i.contains(when) for i in chosen)
+
+    if not chosen or not inside(at):
+        return None
+    t = (at // 60.0 + 1.0) * 60.0
+    while inside(t) and t - at < HOLD_HORIZON:
+        t += 60.0
+    return t

@@ -20,6 +20,7 @@ import httpx
 
 from inferwatch import __version__
 from inferwatch.clock import SYSTEM_CLOCK, Clock
+from inferwatch.notify.merge import without_extension
 from inferwatch.notify.payload import truncate, without_resolved
 from inferwatch.notify.retry import Outcome, classify_exception, classify_http
 from inferwatch.redact import redact, register_secret
@@ -103,7 +104,7 @@ class WebhookNotifier:
         body = payload if self.config.send_resolved else without_resolved(payload)
         if body is None:
             return Outcome.ok()  # nothing to say: a resolved-only group, resolved muted
-        data = truncate(body, self.config.max_alerts)
+        data = without_extension(truncate(body, self.config.max_alerts))
         headers = {"Content-Type": "application/json", "User-Agent": f"inferwatch/{__version__}"}
         if idempotency_key:
             headers["Idempotency-Key"] = idempotency_key
