@@ -28,6 +28,7 @@ from inferwatch.export.collector import StoreCollector
 from inferwatch.export.server import ExportServer, build_registry
 from inferwatch.logsetup import get_logger
 from inferwatch.model import Event
+from inferwatch.notify.digest import DigestService
 from inferwatch.notify.service import SILENCES_FILE, NotifyService
 from inferwatch.notify.silence import Silences
 from inferwatch.notify.silence_api import SilenceAPI
@@ -47,6 +48,7 @@ from inferwatch.telemetry import Telemetry
 
 log = get_logger(__name__)
 TICK_S = 1.0
+OUTBOX_KEEP_S = 7 * 86400.0
 SNAPSHOT_EVERY_S = 30.0
 STOP_BUDGET_S = 4.5
 IO_TIMEOUT_S = 10.0
@@ -87,6 +89,10 @@ class Daemon:
         )
         self._rule_watch: list[Subscription] = []
         self.notify: NotifyService | None = None
+        # before the snapshot is restored: digests keep two windows of the engine series
+        self.digests = DigestService(
+            config, self.store, clock, lambda: self.notify, self._query_events, self._store_events
+        )
         self.server: ExportServer | None = None
         self.built = Built()
         self.problems: list[str] = []
@@ -95,6 +101,8 @@ class Daemon:
         self.checkpoints: dict[str, Any] = {}
         self._stop = asyncio.Event()
         self._notify_lock = asyncio.Lock()
+        self._snapshot_lock = asyncio.Lock()
+        self._snapshot_queued = False
         self._background: set[asyncio.Future[None]] = set()
         self._reload = asyncio.Event()
 
@@ -103,6 +111,7 @@ class Daemon:
         self.rules.load()  # first: rules say how much history the restored series must keep
         self._restore()
         self.notify = NotifyService(self.config, self.store, self.clock, self.state_dir)
+        self.digests.apply(self.config, self.scheduler)
         self.rules.sink = self._on_transitions
         self.rules.restore()
         self.store.on_change(self.rules.on_change)
@@ -194,6 +203,28 @@ class Daemon:
             log.info("state restored", series=restored.series, written_at=restored.written_at)
 
     async def write_snapshot(self, timeout: float = IO_TIMEOUT_S) -> None:
+        async with self._snapshot_lock:  # one writer: the periodic job or a transition's
+            await self._write_snapshot(timeout)
+
+    def _snapshot_soon(self) -> None:
+        """After an alert transition: commit the inputs that caused it at once, so that a kill -9
+        now does not re-read them after the restart and announce the alert a second time."""
+        if self._snapshot_queued:
+            return
+        self._snapshot_queued = True
+
+        async def write() -> None:
+            self._snapshot_queued = False
+            try:
+                await self.write_snapshot()
+            except Exception as exc:  # the periodic snapshot will try again
+                log.error("snapshot after an alert transition failed", error=repr(exc))
+
+        task = asyncio.ensure_future(write())
+        self._background.add(task)
+        task.add_done_callback(self._background.discard)
+
+    async def _write_snapshot(self, timeout: float) -> None:
         now = self.clock.time()
         for source in [*self.built.sources, *self.built.polled]:
             if isinstance(source, Checkpointed):
@@ -258,6 +289,7 @@ class Daemon:
         if self.notify is not None:
             await self.notify.close()
         self.notify = NotifyService(new, self.store, self.clock, self.state_dir)
+        self.digests.apply(new, self.scheduler)
         self.rules.load(new.rule_files)
         self._watch_rules()
         self._start_sources()
@@ -281,9 +313,11 @@ class Daemon:
         self.telemetry.store_size()
 
     def _on_transitions(self, transitions: list[AlertTransition]) -> None:
+        self.digests.observe(transitions)
         if self.notify is not None:
             self.notify.on_transitions(transitions)
             asyncio.get_running_loop().call_soon(self._kick_notify)
+        asyncio.get_running_loop().call_soon(self._snapshot_soon)
 
     def _kick_notify(self) -> None:
         """A transition should not wait for the next tick: group_wait 0 means now."""
@@ -319,8 +353,11 @@ class Daemon:
             self._watch_rules()
 
     async def _prune_events(self) -> None:
+        now = self.clock.time()
         if self.events is not None:
-            await self.pool.run(IO_TIMEOUT_S, self.events.prune, self.clock.time())
+            await self.pool.run(IO_TIMEOUT_S, self.events.prune, now)
+        if self.notify is not None:  # delivered and dead rows: kept a week for `status`
+            await self.pool.run(IO_TIMEOUT_S, self.notify.outbox.purge, now - OUTBOX_KEEP_S)
 
     async def _ping(self) -> None:
         self.notifier.watchdog()

@@ -17,11 +17,11 @@ from datetime import UTC, datetime, timedelta, tzinfo
 from typing import Protocol
 
 from apscheduler.schedulers.asyncio import AsyncIOScheduler
-from apscheduler.triggers.cron import CronTrigger
 from apscheduler.triggers.interval import IntervalTrigger
 
 from inferwatch.clock import FakeClock
 from inferwatch.logsetup import get_logger
+from inferwatch.runtime.crontab import crontab_trigger
 
 Job = Callable[[], Awaitable[None]]
 ErrorHook = Callable[[str, BaseException], None]
@@ -73,7 +73,7 @@ class LiveScheduler:
     def cron(self, name: str, expression: str, job: Job, tz: tzinfo | None = None) -> None:
         self._aps.add_job(
             _guard(name, job, self._on_error),
-            CronTrigger.from_crontab(expression, timezone=tz or UTC),
+            crontab_trigger(expression, tz or UTC),
             id=name,
             name=name,
             replace_existing=True,
@@ -125,7 +125,7 @@ class VirtualScheduler:
         self._push(self.clock.time(), name, job, nxt)
 
     def cron(self, name: str, expression: str, job: Job, tz: tzinfo | None = None) -> None:
-        trigger = CronTrigger.from_crontab(expression, timezone=tz or UTC)
+        trigger = crontab_trigger(expression, tz or UTC)
 
         def nxt(prev: float) -> float | None:
             now = datetime.fromtimestamp(prev, UTC)
