@@ -292,3 +292,17 @@ def test_wecom_45009_slows_sending_and_nothing_is_dropped(tmp_path: Path) -> Non
     assert 1 <= robot.refused <= 4  # the first 45009 paused the robot instead of hammering it
     times = [t for t, _ in robot.accepted]
     assert times[-1] - times[0] >= 180  # twelve messages at three a minute
+
+
+def test_a_success_releases_the_channels_other_rows_from_backoff(tmp_path: Path) -> None:
+    clock = FakeClock(T0)
+    phone = Recorder(down_until=T0 + 30)
+    text = ONE_GROUP + "outbox:\n  retry_max: 10m\n"
+    service = service_with(text, tmp_path, clock, phone=phone)
+    for name in ("GpuA", "GpuB", "GpuC"):  # three groups, each backing off on its own
+        fire(service, alert(name, "warning", AlertState.FIRING, clock.time()))
+    run_ticks(service, clock, 200)
+    times = sorted(at for at, _, _ in phone.got)
+    assert len(times) == 3
+    assert times[-1] - times[0] <= 1.0  # the first success let the other two go at once
+    asyncio.run(service.close())

@@ -112,6 +112,14 @@ class SilenceFile(_Strict):
     comment: str = ""
 
 
+class OutboxConfig(_Strict):
+    """How long and how often an undelivered message is tried again (inferwatch extension)."""
+
+    max_age: Duration = Field(default=24 * 3600.0, gt=0)
+    retry_initial: Duration = Field(default=1.0, gt=0)
+    retry_max: Duration = Field(default=300.0, gt=0)
+
+
 # One host: the first critical alert leaves at once, the rest of a cascade follows in one message.
 DEFAULT_ROUTE = Route(
     receiver="console",
@@ -137,6 +145,7 @@ class Config(_Strict):
     rule_files: list[str] = Field(default_factory=lambda: [SHIPPED_RULES])
     silence_files: list[SilenceFile] = Field(default_factory=list)
     digests: list[Digest] = Field(default_factory=list)
+    outbox: OutboxConfig = OutboxConfig()
     global_: GlobalConfig = Field(default=GlobalConfig(), alias="global")
     route: Route = Field(default_factory=lambda: DEFAULT_ROUTE)
     receivers: list[Receiver] = Field(

@@ -5,7 +5,8 @@ the fallback receiver, in the same transaction); then the head of every group th
 looked at: if messages of that group queued up behind it are due too, they are folded into it
 (one message, nothing dropped, the group's order kept); a head whose channel has no token or is
 paused stays queued; the rest are sent concurrently and each outcome is committed right after its
-answer. A provider's rate-limit hint pauses the whole channel. A message that leaves more than
+answer. A provider's rate-limit hint pauses the whole channel; a success releases the channel's
+other rows waiting in backoff (the receiver is back). A message that leaves more than
 :data:`LATE_AFTER` seconds after it was queued says so, with the time it was queued.
 """
 
@@ -62,6 +63,7 @@ async def deliver_due(
                 outcome = Outcome.permanent(f"{row.integration}: {type(exc).__name__}: {exc}")
         if outcome.kind is OutcomeKind.OK:
             outbox.mark_sent(row.id)
+            outbox.release(row.receiver, row.integration, now)
             return row, outcome
         if outcome.kind is OutcomeKind.RETRY and outcome.retry_after is not None:
             gates.get(row.receiver, row.integration).pause(now + outcome.retry_after, now)

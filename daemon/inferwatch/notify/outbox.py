@@ -216,6 +216,19 @@ class Outbox:
             (row_id,),
         )
 
+    def release(self, receiver: str, integration: str, now: float) -> int:
+        """The channel answered: rows of it waiting in backoff are due now (the network is back;
+        no need to wait out each row's own backoff). Held rows (never tried) keep their time."""
+        return self._finish_count(
+            "UPDATE outbox SET next_attempt_at = ? WHERE state = 'pending' AND receiver = ?"
+            " AND integration = ? AND attempts > 0 AND next_attempt_at > ?",
+            (now, receiver, integration, now),
+        )
+
+    def _finish_count(self, sql: str, args: tuple[Any, ...]) -> int:
+        with self._lock:
+            return self._conn.execute(sql, args).rowcount
+
     def mark_failed(self, row_id: int, error: str, next_attempt_at: float) -> bool:
         """Count a failed attempt and schedule the next one; the error is stored redacted."""
         return self._finish(

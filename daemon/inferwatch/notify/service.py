@@ -28,7 +28,7 @@ from inferwatch.notify.inhibit import Inhibitor
 from inferwatch.notify.outbox import NewRow, Outbox, idempotency_key
 from inferwatch.notify.payload import webhook_v4
 from inferwatch.notify.ratelimit import Gates
-from inferwatch.notify.retry import OutcomeKind, RetryPolicy
+from inferwatch.notify.retry import Backoff, OutcomeKind, RetryPolicy
 from inferwatch.notify.route import build_tree
 from inferwatch.notify.silence import FlagFile, Silencer, Silences
 from inferwatch.notify.stages import mute_check
@@ -80,7 +80,9 @@ class NotifyService:
         self.silencer = Silencer(silences, files)
         self.outbox = Outbox(state_dir / OUTBOX_FILE)
         self._restore_groups()
-        self.policy = RetryPolicy()
+        retry = config.outbox
+        backoff = Backoff(retry.retry_initial, max(retry.retry_initial, retry.retry_max))
+        self.policy = RetryPolicy(backoff, deadline=retry.max_age)
         self.gates = Gates()
         self.notifiers: dict[tuple[str, str], Notifier] = {}
         self.integrations: dict[str, list[str]] = {}
