@@ -47,3 +47,30 @@ def test_family_without_live_series_is_omitted() -> None:
     store.set("g", (), 1.0)
     store.mark_stale("g", ())
     assert "# TYPE g " not in render(store, clock)
+
+
+def test_a_histogram_is_one_family_that_promtool_accepts() -> None:
+    import subprocess
+
+    from conftest import require_tool
+    from inferwatch.store.histogram import describe_histogram, observe
+
+    clock = FakeClock(1000.0)
+    store = SeriesStore(clock)
+    name = "inferwatch_notification_latency_seconds"
+    describe_histogram(store, name, "Seconds from queued to delivered.")
+    where = make_labels({"receiver": "phone", "integration": "wecom"})
+    for took in (0.04, 0.08, 3.0):
+        observe(store, name, where, took, (0.05, 0.1, 1.0))
+    text = render(store, clock)
+    assert f"# TYPE {name} histogram" in text
+    assert text.count("# TYPE inferwatch_notification_latency") == 1
+    bucket = f'{name}_bucket{{integration="wecom",le="%s",receiver="phone"}} %s'
+    for le, count in (("0.05", "1.0"), ("0.1", "2.0"), ("1.0", "2.0"), ("+Inf", "3.0")):
+        assert bucket % (le, count) in text
+    assert f'{name}_count{{integration="wecom",receiver="phone"}} 3.0' in text
+    assert f'{name}_sum{{integration="wecom",receiver="phone"}} 3.12' in text
+    promtool = require_tool("promtool")
+    done = subprocess.run([promtool, "check", "metrics"], input=text.encode(),
+                          capture_output=True, timeout=60)  # fmt: skip
+    assert done.returncode == 0 and not done.stdout.strip(), done.stdout + done.stderr

@@ -40,6 +40,9 @@ def test_critical_transition_is_delivered_to_console_at_once(tmp_path: Path) -> 
         make_labels({"receiver": "console", "integration": "console", "outcome": "success"}),
     )
     assert total is not None and total.vs[-1] == 1.0
+    where = make_labels({"receiver": "console", "integration": "console"})
+    count = store.get("inferwatch_notification_latency_seconds_count", where)
+    assert count is not None and count.vs[-1] == 1.0
     asyncio.run(service.close())
 
 

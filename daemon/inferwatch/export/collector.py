@@ -12,6 +12,7 @@ from prometheus_client.metrics_core import Metric
 from prometheus_client.registry import Collector
 
 from inferwatch.clock import Clock
+from inferwatch.store.histogram import SUFFIXES, histogram_base
 from inferwatch.store.series import Kind
 from inferwatch.store.tsdb import SeriesStore
 
@@ -25,20 +26,40 @@ class StoreCollector(Collector):
 
     def collect(self) -> Iterator[Metric]:
         now = self.clock.time()
-        for name in self.store.names():
-            meta = self.store.meta(name)
+        names = list(self.store.names())
+        histograms = {m for n in names if (m := _declared_base(self.store, n))}
+        grouped: dict[str, Metric] = {}
+        for name in names:
+            base = histogram_base(name, histograms)
+            meta = self.store.meta(base or name)
             kind = meta.kind if meta else None
-            family = None
+            family = grouped.get(base) if base else None
             for s in self.store.family(name):
                 value = self.store.current(s, now)
                 if value is None:
                     continue
                 if family is None:
-                    kind = kind or s.kind
-                    family = _family(name, kind, meta.help if meta else _FALLBACK_HELP)
+                    help_text = meta.help if meta else _FALLBACK_HELP
+                    if base:
+                        family = grouped[base] = Metric(base, help_text, "histogram")
+                    else:
+                        family = _family(name, kind or s.kind, help_text)
                 family.add_sample(name, dict(s.labels), value)
-            if family is not None:
+            if family is not None and not base:
                 yield family
+        yield from grouped.values()
+
+
+def _is_histogram(store: SeriesStore, name: str) -> bool:
+    meta = store.meta(name)
+    return meta is not None and meta.kind is Kind.HISTOGRAM
+
+
+def _declared_base(store: SeriesStore, name: str) -> str | None:
+    for suffix in SUFFIXES:
+        if name.endswith(suffix) and _is_histogram(store, base := name.removesuffix(suffix)):
+            return base
+    return None
 
 
 def _family(name: str, kind: Kind, help_text: str) -> Metric:

@@ -33,6 +33,7 @@ from inferwatch.notify.route import build_tree
 from inferwatch.notify.silence import FlagFile, Silencer, Silences
 from inferwatch.notify.stages import mute_check
 from inferwatch.notify.timeintervals import hold_until, load_intervals
+from inferwatch.store.histogram import describe_histogram, observe
 from inferwatch.store.labels import make_labels
 from inferwatch.store.series import Kind
 from inferwatch.store.sqlite import move_aside
@@ -41,6 +42,8 @@ from inferwatch.store.tsdb import SeriesStore
 log = get_logger(__name__)
 NOTIFICATIONS = "inferwatch_notifications_total"
 PENDING = "inferwatch_outbox_pending"
+LATENCY = "inferwatch_notification_latency_seconds"
+LATENCY_BUCKETS = (0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 5.0, 10.0, 30.0, 60.0, 300.0, 1800.0, 3600.0)
 OUTBOX_FILE = "outbox.db"
 SILENCES_FILE = "silences.json"
 
@@ -103,6 +106,12 @@ class NotifyService:
         self.announce = announcer(config.fallback_receiver, self.integrations)
         store.describe(NOTIFICATIONS, Kind.COUNTER, "Notification attempts by outcome.")
         store.describe(PENDING, Kind.GAUGE, "Notifications in the outbox not yet delivered.")
+        describe_histogram(
+            store,
+            LATENCY,
+            "Seconds from a message being queued (its group flushed) to the receiver accepting "
+            "it, retries, rate limits and quiet hours included.",
+        )
 
     def _restore_groups(self) -> None:
         text = self.outbox.load_state(group_state.STATE_NAME)
@@ -141,6 +150,10 @@ class NotifyService:
                 {"receiver": row.receiver, "integration": row.integration, "outcome": outcome_label}
             )
             self.store.inc(NOTIFICATIONS, labels, 1.0, now)
+            if outcome.kind is OutcomeKind.OK:
+                where = make_labels({"receiver": row.receiver, "integration": row.integration})
+                took = max(0.0, self.clock.time() - row.created_at)
+                observe(self.store, LATENCY, where, took, LATENCY_BUCKETS, now)
         self.store.set(PENDING, (), float(self.outbox.pending_count()), now)
 
     def _rows(self, flush: Flush, now: float) -> list[NewRow]:

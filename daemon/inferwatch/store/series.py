@@ -28,6 +28,7 @@ def is_stale(value: float) -> bool:
 class Kind(StrEnum):
     COUNTER = "counter"
     GAUGE = "gauge"
+    HISTOGRAM = "histogram"  # metadata only: stored as _bucket/_sum/_count counter series
 
 
 @dataclass(slots=True, eq=False)
