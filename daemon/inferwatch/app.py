@@ -86,6 +86,7 @@ class Daemon:
             config.rule_files,
             external_labels=default_external_labels(config.external_labels),
             state_dir=state_dir,
+            external_url=str(config.external_url or "").rstrip("/"),
         )
         self._rule_watch: list[Subscription] = []
         self.notify: NotifyService | None = None

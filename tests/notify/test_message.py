@@ -118,3 +118,33 @@ def test_a_digest_keeps_its_lines_and_has_no_since_line() -> None:
     body = render(payload).body
     assert body.splitlines()[-3:] == text.split("\n")
     assert "Since" not in body
+
+
+def test_links_to_runbook_status_page_and_dashboard_close_the_message() -> None:
+    from inferwatch.config.loader import parse_config
+    from inferwatch.notify.message import links_of, render
+
+    config = parse_config(
+        "external_url: http://gpu-a:9945/\ngrafana_url: http://gpu-a:3000/d/inferwatch\n", "c.yaml"
+    )
+    links = links_of(config)
+    assert links == {"status": "http://gpu-a:9945/", "dashboard": "http://gpu-a:3000/d/inferwatch"}
+    alert = {
+        "status": "firing",
+        "labels": {"alertname": "EngineCrashed", "severity": "critical"},
+        "annotations": {"summary": "engine died", "runbook_url": "https://wiki/engine-crash"},
+        "startsAt": "2026-11-30T08:00:00Z",
+    }
+    payload = {"alerts": [alert], "inferwatch": {"links": links}}
+    text = render(payload).body.splitlines()[-1]
+    assert text == (
+        "Runbook: https://wiki/engine-crash · Status: http://gpu-a:9945/ · "
+        "Dashboard: http://gpu-a:3000/d/inferwatch"
+    )
+    md = render(payload, style="markdown", language="zh").body.splitlines()[-1]
+    assert md.startswith("[处理手册](https://wiki/engine-crash) · [状态页](http://gpu-a:9945/)")
+    html = render(payload, style="html").body
+    assert '<a href="http://gpu-a:3000/d/inferwatch">Dashboard</a>' in html
+    small = render(payload, limit=300)  # links fit inside the limit, alerts come first
+    assert len(small.body.encode()) <= 300 and "engine died" in small.body
+    assert render({"alerts": [alert]}).body.splitlines()[-1].startswith("Runbook:")

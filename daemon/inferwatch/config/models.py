@@ -136,6 +136,10 @@ class Config(_Strict):
     state_dir: Path | None = None
     language: Literal["en", "zh"] = "en"
     external_labels: dict[str, str] = Field(default_factory=dict)
+    # Where people open this host's status (``$externalURL`` in rule templates, ``externalURL``
+    # in webhook payloads, a "Status" link in messages) and its Grafana (a "Dashboard" link).
+    external_url: HttpUrl | None = None
+    grafana_url: HttpUrl | None = None
     paths: PathsConfig = PathsConfig()
     kernel: KernelConfig = KernelConfig()
     engines: list[EngineConfig] = Field(default_factory=list)

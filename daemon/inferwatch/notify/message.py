@@ -17,6 +17,8 @@ from dataclasses import dataclass
 from datetime import UTC, datetime, tzinfo
 from typing import Any, Literal
 
+from inferwatch.config.models import Config
+
 Language = Literal["en", "zh"]
 Style = Literal["text", "markdown", "html"]
 Unit = Literal["bytes", "chars"]
@@ -29,11 +31,13 @@ TEXTS: dict[str, dict[str, str]] = {
     "en": {"critical": "CRITICAL", "warning": "WARNING", "info": "INFO", "resolved": "RESOLVED",
            "host": "Host", "diagnosis": "Why", "action": "Do", "since": "Since",
            "lasted": "Resolved after", "more": "+{n} more", "cut": "…[cut]",
-           "late": "Queued {at}, delivered late", "merged": "{n} queued messages in one"},
+           "late": "Queued {at}, delivered late", "merged": "{n} queued messages in one",
+           "status": "Status", "dashboard": "Dashboard", "runbook": "Runbook"},
     "zh": {"critical": "严重", "warning": "警告", "info": "提示", "resolved": "已恢复",
            "host": "主机", "diagnosis": "诊断", "action": "处理", "since": "开始于",
            "lasted": "已恢复，持续", "more": "另有 {n} 条", "cut": "…[已截断]",
-           "late": "排队于 {at}，延迟送达", "merged": "已合并 {n} 条排队消息"},
+           "late": "排队于 {at}，延迟送达", "merged": "已合并 {n} 条排队消息",
+           "status": "状态页", "dashboard": "仪表盘", "runbook": "处理手册"},
 }  # fmt: skip
 DIGEST = "InferwatchDigest"
 """The scheduled summary's alert name (notify/digest.py): its description is multi-line text."""
@@ -125,6 +129,29 @@ class _Renderer:
             parts.append(self.t["merged"].format(n=merged + 1))
         return self.esc(" · ".join(parts))
 
+    def link(self, title: str, url: str) -> str:
+        if self.style == "markdown":
+            return f"[{title}]({url})"
+        if self.style == "html":
+            return f'<a href="{html.escape(url)}">{html.escape(title)}</a>'
+        return f"{title}: {url}"
+
+    def links(self, payload: Mapping[str, Any], alerts: Sequence[Mapping[str, Any]]) -> str:
+        """One line: each alert's runbook (annotation ``runbook_url``), then the host's status
+        page and dashboard (config ``external_url``, ``grafana_url``); empty without any."""
+        found: list[str] = []
+        for alert in alerts:
+            url = str(alert.get("annotations", {}).get("runbook_url", ""))
+            if url.startswith(("http://", "https://")) and url not in found:
+                found.append(url)
+        parts = [self.link(self.t["runbook"], u) for u in found[:2]]
+        configured = (payload.get("inferwatch") or {}).get("links") or {}
+        for key in ("status", "dashboard"):
+            url = str(configured.get(key, ""))
+            if url:
+                parts.append(self.link(self.t[key], url))
+        return " · ".join(parts)
+
     def more(self, n: int) -> str:
         return "\n\n" + self.esc(self.t["more"].format(n=n)) if n > 0 else ""
 
@@ -201,6 +228,11 @@ def render(
     more = int(payload.get("truncatedAlerts", 0) or 0)
     blocks = [r.block(a, payload) for a in alerts]
     note = r.delivery_note(payload)
+    links = r.links(payload, alerts)
+    tail_links = f"\n\n{links}" if links else ""
+    if 2 * size(tail_links, unit) > limit:
+        tail_links = ""  # links never crowd out the alerts themselves
+    limit -= size(tail_links, unit)
     body, shown = note, 0
     for block in blocks:
         candidate = f"{body}\n\n{block}" if body else block
@@ -216,7 +248,19 @@ def render(
     else:
         body += r.more(len(blocks) - shown + more)
     sev = top_severity(payload)
-    return Message(title_of(payload, language), fit(body, limit, unit), sev, sev == "resolved")
+    body = fit(body, limit, unit) + tail_links
+    return Message(title_of(payload, language), body, sev, sev == "resolved")
+
+
+def links_of(config: Config) -> dict[str, str]:
+    """The configured links a message carries (``external_url`` → status, ``grafana_url`` →
+    dashboard)."""
+    out = {}
+    if config.external_url is not None:
+        out["status"] = str(config.external_url)
+    if config.grafana_url is not None:
+        out["dashboard"] = str(config.grafana_url)
+    return out
 
 
 def _cut_html(text: str, limit: int, unit: Unit, marker: str) -> str:

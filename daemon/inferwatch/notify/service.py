@@ -25,6 +25,8 @@ from inferwatch.notify.deadletter import announcer
 from inferwatch.notify.delivery import deliver_due
 from inferwatch.notify.group import Flush, Grouper
 from inferwatch.notify.inhibit import Inhibitor
+from inferwatch.notify.merge import EXTENSION
+from inferwatch.notify.message import links_of
 from inferwatch.notify.outbox import NewRow, Outbox, idempotency_key
 from inferwatch.notify.payload import webhook_v4
 from inferwatch.notify.ratelimit import Gates
@@ -67,7 +69,8 @@ class NotifyService:
     def __init__(self, config: Config, store: SeriesStore, clock: Clock, state_dir: Path) -> None:
         self.store = store
         self.clock = clock
-        self.external_url = ""
+        self.external_url = str(config.external_url or "").rstrip("/")
+        self.links = links_of(config)
         intervals = load_intervals(config.time_intervals)
         self.intervals = intervals
         self.tree = build_tree(with_fallback(config), intervals.keys())
@@ -167,6 +170,8 @@ class NotifyService:
             external_url=self.external_url,
             generator_url="",
         )
+        if self.links:
+            payload[EXTENSION] = {"links": self.links}
         states = [(a.fingerprint, a.state.value) for a in flush.alerts]
         sequence = int(flush.at * 1000)
         return [

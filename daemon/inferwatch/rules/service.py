@@ -53,6 +53,7 @@ class RuleService:
         external_labels: dict[str, str],
         state_dir: Path | None,
         sink: Sink | None = None,
+        external_url: str = "",
     ) -> None:
         self.store = store
         self.clock = clock
@@ -61,7 +62,7 @@ class RuleService:
         self.sink = sink
         self.problems: list[Problem] = []
         self.files: list[str] = []
-        self.manager = RuleManager(RuleSet(), store, external_labels)
+        self.manager = RuleManager(RuleSet(), store, external_labels, external_url=external_url)
         self._pending: set[str] = set()
         self._scheduled = False
         store.describe(RELOAD_OK, Kind.GAUGE, "1 when the last load of the rule files succeeded.")
