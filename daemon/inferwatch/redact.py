@@ -8,6 +8,7 @@ import re
 import threading
 from collections.abc import Mapping
 from typing import Any
+from urllib.parse import parse_qsl, urlsplit
 
 MASK = "<redacted>"
 _MIN_LEN = 4  # shorter values would mask ordinary words
@@ -21,6 +22,21 @@ _URL_SECRETS = re.compile(
 )
 
 
+_TOKEN_LEN = 16  # a path segment this long in a secret URL is a token, not a word
+
+
+def _url_parts(value: str) -> list[str]:
+    """A secret URL's pieces that travel on their own (a server echoing the request path, a
+    proxy logging the query): its path and query, and token-like path segments and values."""
+    if "://" not in value:
+        return []
+    parts = urlsplit(value)
+    found = [parts.path, parts.query]
+    found += [seg for seg in parts.path.split("/") if len(seg) >= _TOKEN_LEN]
+    found += [v for _, v in parse_qsl(parts.query) if len(v) >= _MIN_LEN]
+    return [f for f in found if len(f) >= _MIN_LEN and f != "/"]
+
+
 def register_secret(value: str) -> None:
     global _pattern  # noqa: PLW0603 - one process-wide table, rebuilt on change
     value = value.strip()
@@ -30,6 +46,7 @@ def register_secret(value: str) -> None:
         if value in _secrets:
             return
         _secrets.add(value)
+        _secrets.update(_url_parts(value))
         ordered = sorted(_secrets, key=len, reverse=True)
         _pattern = re.compile("|".join(re.escape(s) for s in ordered))
 
