@@ -19,7 +19,7 @@ from inferwatch.sources.base import Emit
 from inferwatch.sources.tail import Tailer
 from inferwatch.sources.tail_checkpoint import CheckpointError
 from inferwatch.sources.tail_follow import follow
-from inferwatch.sources.tail_model import Position, TailConfig, TailLine
+from inferwatch.sources.tail_model import FileStatus, Position, TailConfig, TailLine, TailStats
 
 
 class FileLinesSource:
@@ -41,6 +41,12 @@ class FileLinesSource:
         self.config = TailConfig(paths=paths, poll_interval=poll_interval)
         self._restored = checkpoint if isinstance(checkpoint, dict) else None
         self._tailer: Tailer | None = None
+
+    def tail_stats(self) -> tuple[TailStats, tuple[FileStatus, ...]] | None:
+        """The tailer's counters and per-path health (None before it started)."""
+        if self._tailer is None:
+            return None
+        return self._tailer.stats, self._tailer.statuses()
 
     def checkpoint(self) -> Any:
         return self._tailer.checkpoint() if self._tailer is not None else self._restored

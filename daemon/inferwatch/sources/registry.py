@@ -26,6 +26,7 @@ from inferwatch.sources.gpus import GpuSource, NvmlReader, read_fake_profile
 from inferwatch.sources.journald import JOURNAL_DIR, JournaldSource
 from inferwatch.sources.kmsg import KmsgSource, read_boot_id
 from inferwatch.sources.scrape import ProbeScrapeSource, ScrapeSource
+from inferwatch.sources.tail_metrics import tail_tick
 from inferwatch.sources.unavailable import Unavailable
 from inferwatch.store.events import EventLog
 from inferwatch.store.series import Kind
@@ -117,7 +118,10 @@ def build_kernel(ctx: BuildContext) -> Built:
             "kernel", (str(cfg.path),), ctx.clock, checkpoint=checkpoint, watcher=ctx.watcher
         )
     if source is not None:
-        return Built(sources=[source], line_handlers={"kernel": ingest}, ticks=[ingest.tick])
+        ticks: list[Callable[[], Awaitable[None]]] = [ingest.tick]
+        if isinstance(source, FileLinesSource):
+            ticks.append(tail_tick(ctx.store, ctx.clock, source))
+        return Built(sources=[source], line_handlers={"kernel": ingest}, ticks=ticks)
     if cfg.source in ("auto", "file"):
         reasons.append("no kernel.path configured")
     return Built(sources=[Unavailable("kernel", "no kernel log readable: " + "; ".join(reasons))])
@@ -136,15 +140,15 @@ def build_engines(ctx: BuildContext) -> Built:
         if engine.log:
             name = f"engine:{engine.name}"
             built.line_handlers[name] = ingest.on_log_line
-            built.sources.append(
-                FileLinesSource(
-                    name,
-                    tuple(engine.log),
-                    ctx.clock,
-                    checkpoint=ctx.checkpoints.get(name),
-                    watcher=ctx.watcher,
-                )
+            lines = FileLinesSource(
+                name,
+                tuple(engine.log),
+                ctx.clock,
+                checkpoint=ctx.checkpoints.get(name),
+                watcher=ctx.watcher,
             )
+            built.sources.append(lines)
+            built.ticks.append(tail_tick(ctx.store, ctx.clock, lines))
         if engine.journald_unit:
             name = f"engine:{engine.name}:journal"
             built.line_handlers[name] = ingest.on_log_line
