@@ -234,6 +234,8 @@ def test_a_dead_letter_is_announced_through_the_fallback_receiver(tmp_path: Path
     assert head["labels"]["severity"] == "critical" and head["labels"]["receiver"] == "phone"
     assert "93000" in head["annotations"]["diagnosis"]
     assert original["labels"]["alertname"] == "GpuFallenOffBus"
+    last = service.status()["last_attempts"]["phone/webhook"]
+    assert last["outcome"] == "permanent" and "93000" in last["reason"]
     rows = service.outbox._conn.execute("SELECT receiver, state FROM outbox ORDER BY id").fetchall()
     assert rows == [("phone", RowState.DEAD.value), ("last", RowState.SENT.value)]
     asyncio.run(service.close())

@@ -35,6 +35,7 @@ from inferwatch.notify.route import build_tree
 from inferwatch.notify.silence import FlagFile, Silencer, Silences
 from inferwatch.notify.stages import mute_check
 from inferwatch.notify.timeintervals import hold_until, load_intervals
+from inferwatch.redact import redact
 from inferwatch.store.histogram import describe_histogram, observe
 from inferwatch.store.labels import make_labels
 from inferwatch.store.series import Kind
@@ -90,6 +91,7 @@ class NotifyService:
         backoff = Backoff(retry.retry_initial, max(retry.retry_initial, retry.retry_max))
         self.policy = RetryPolicy(backoff, deadline=retry.max_age)
         self.gates = Gates()
+        self.last: dict[tuple[str, str], dict[str, Any]] = {}
         self.notifiers: dict[tuple[str, str], Notifier] = {}
         self.integrations: dict[str, list[str]] = {}
         for receiver in config.receivers:
@@ -149,6 +151,11 @@ class NotifyService:
         )
         for row, outcome in results:
             outcome_label = "success" if outcome.kind is OutcomeKind.OK else "failure"
+            self.last[(row.receiver, row.integration)] = {
+                "at": now,
+                "outcome": outcome.kind.value,
+                "reason": redact(outcome.reason),
+            }
             labels = make_labels(
                 {"receiver": row.receiver, "integration": row.integration, "outcome": outcome_label}
             )
@@ -187,9 +194,14 @@ class NotifyService:
         ]
 
     def status(self) -> dict[str, Any]:
+        """For ``inferwatch status`` and /api/v1/status: each integration's last answer (a
+        permanent failure such as a revoked key shows here, redacted), and the outbox."""
+        oldest = self.outbox.oldest_pending_at()
         return {
             "receivers": {r: list(k) for r, k in self.integrations.items()},
             "outbox_pending": self.outbox.pending_count(),
+            "outbox_oldest_pending_at": oldest,
+            "last_attempts": {f"{r}/{i}": dict(v) for (r, i), v in sorted(self.last.items())},
         }
 
     async def close(self) -> None:
