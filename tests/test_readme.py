@@ -12,7 +12,8 @@ README = Path(__file__).resolve().parents[1] / "README.md"
 
 
 def test_the_configuration_example_loads(monkeypatch: pytest.MonkeyPatch) -> None:
-    block = README.read_text().split("```yaml\n", 1)[1].split("```", 1)[0]
+    section = README.read_text().split("## Configuration", 1)[1]
+    block = section.split("```yaml\n", 1)[1].split("```", 1)[0]
     monkeypatch.setenv("PHONE_WEBHOOK_URL", "http://127.0.0.1:9/phone")
     monkeypatch.setenv("NTFY_TOPIC", "homelab-alerts")
     config = parse_config(block, "README.md")

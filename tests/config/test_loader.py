@@ -135,3 +135,26 @@ def test_unknown_time_interval_reference() -> None:
         "route:\n  receiver: console\n  routes:\n    - mute_time_intervals: [night]\n"
     )
     assert line.startswith("c.yaml:1:1: route: ") and "night" in line
+
+
+def test_check_builds_every_receiver_integration_and_locates_its_problem() -> None:
+    text = (
+        "route: {receiver: phone}\n"
+        "receivers:\n"
+        "  - name: phone\n"
+        "    wecom_configs:\n"
+        "      - key: abcdefgh\n"
+        "        message: '{{ range .Alerts }}'\n"
+        "      - msgtype: text\n"
+    )
+    with pytest.raises(ConfigError) as err:
+        parse_config(text, "c.yaml")
+    lines = str(err.value).splitlines()
+    assert any(
+        line.startswith("c.yaml:5:9: receivers[0].wecom_configs[0]:") and "template" in line
+        for line in lines
+    )
+    assert any(
+        line.startswith("c.yaml:7:9: receivers[0].wecom_configs[1]:") and "key" in line
+        for line in lines
+    )

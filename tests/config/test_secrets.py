@@ -29,6 +29,7 @@ def test_file_reference(tmp_path: Path) -> None:
     secret_file.write_text("tok-from-a-file-123\n")
     cfg = parse_config(
         f"receivers:\n  - name: r\n    telegram_configs:\n      - bot_token: file:{secret_file}\n"
+        "        chat_id: 42\n"
         "route:\n  receiver: r\n",
         "c.yaml",
     )

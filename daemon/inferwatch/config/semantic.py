@@ -43,8 +43,23 @@ def semantic_problems(config: Config, located: Located, name: str) -> list[Probl
         check(("inhibit_rules", i), lambda rule=rule: InhibitionRule.from_config(rule))  # type: ignore[misc]
     for i, flag in enumerate(config.silence_files):
         check(("silence_files", i), lambda flag=flag: FlagFile.from_config(flag))  # type: ignore[misc]
+    for i, receiver in enumerate(config.receivers):
+        for key, items in receiver.integrations().items():
+            for j, item in enumerate(items):
+                entry = {"language": config.language, **item}
+                check(("receivers", i, key, j), lambda k=key, e=entry: _channel(k, e))  # type: ignore[misc]
     problems.extend(_digest_problems(config, located, name))
     return problems
+
+
+def _channel(key: str, entry: dict[str, object]) -> object:
+    """Build one integration as the daemon will (missing key, bad template, bad option)."""
+    from inferwatch.notify.channels import build
+
+    try:
+        return build(key.removesuffix("_configs"), entry)
+    except (TypeError, KeyError) as exc:
+        raise ValueError(f"{type(exc).__name__}: {exc}") from None
 
 
 def _digest_problems(config: Config, located: Located, name: str) -> list[Problem]:

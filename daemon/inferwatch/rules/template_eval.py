@@ -9,9 +9,9 @@ evaluated, as Go's does, which is why the evaluator tracks ``node``.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, cast
 
 from inferwatch.rules import template_ast as ast
 from inferwatch.rules.promql_types import go_quote
@@ -42,6 +42,25 @@ class Limits:
 
 class ExecError(Exception):
     """An execution error, already in Go's words."""
+
+
+class AlertList(QueryResult):
+    """Alertmanager's ``template.Alerts`` in a notification template's dot: a slice of alert
+    mappings (``range``, ``len``, ``index`` and ``if`` treat it as the engine's slice type) with
+    the two methods Alertmanager users call, ``.Firing`` and ``.Resolved``. Rule templates never
+    see one, so their behaviour is unchanged."""
+
+    __slots__ = ()
+
+    def __new__(cls, alerts: Iterable[Mapping[str, Any]] = ()) -> AlertList:
+        return super().__new__(cls, cast(Iterable[QuerySample], alerts))
+
+    def with_status(self, status: str) -> AlertList:
+        return AlertList(a for a in cast(tuple[Mapping[str, Any], ...], self)
+                         if a.get("Status") == status)  # fmt: skip
+
+
+_ALERT_METHODS = {"Firing": "firing", "Resolved": "resolved"}
 
 
 class Evaluator:
@@ -176,6 +195,10 @@ class Evaluator:
             if has_args:
                 raise self.error(f"{name} is not a method but has arguments")
             return receiver.get(name, "")
+        if isinstance(receiver, AlertList) and name in _ALERT_METHODS:
+            if has_args:
+                raise self.error(f"wrong number of args for {name}: want 0")
+            return receiver.with_status(_ALERT_METHODS[name])
         what = DATA_TYPE_NAME if isinstance(receiver, TemplateData) else type_name(receiver)
         raise self.error(f"can't evaluate field {name} in type {what}")
 

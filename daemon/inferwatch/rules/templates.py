@@ -9,13 +9,19 @@ as promtool's (``__alert_U:1:115``, reference/promql.md §7.4). A template that 
 a load error (:class:`TemplateParseError`); one that fails while running does not fail the rule:
 its text becomes ``<error expanding template: …>``. The parser and interpreter are our own
 (``template_*`` modules); nothing in a template reaches Python beyond the function table.
+
+Notification templates (a receiver's ``title``/``message``, Alertmanager's names) use the same
+engine through :func:`compile_notification_template` and :func:`expand_notification`: no
+prelude (dot is Alertmanager's notification data as plain mappings, ``.Alerts`` an
+:class:`~inferwatch.rules.template_eval.AlertList`), no ``query``, the same bounds.
 """
 
 from __future__ import annotations
 
 import re
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
+from typing import Any, cast
 
 from inferwatch.rules import template_ast as ast
 from inferwatch.rules.template_exec import ExecError, Limits, execute
@@ -35,9 +41,11 @@ __all__ = [
     "TemplateError",
     "TemplateExecError",
     "TemplateParseError",
+    "compile_notification_template",
     "compile_template",
     "expand",
     "expand_for_rule",
+    "expand_notification",
 ]
 
 PRELUDE = (
@@ -69,6 +77,8 @@ class Template:
     root: tuple[ast.Node, ...] = field(repr=False)
     defines: dict[str, tuple[ast.Node, ...]] = field(repr=False, compare=False)
     static: str | None = None
+    prelude: str = field(default=PRELUDE, repr=False)
+    """What runs in front of ``source``: the rule prelude, or nothing for a notification."""
 
     def query_literals(self) -> tuple[str, ...]:
         """The literal strings passed to ``query`` (what a rule's annotations will read)."""
@@ -83,9 +93,20 @@ def _check_function(name: str) -> str | None:
 
 def compile_template(text: str, name: str) -> Template:
     """Parse ``text`` (without the prelude); raises :class:`TemplateParseError`."""
+    return _compile(text, name, PRELUDE)
+
+
+def compile_notification_template(text: str, name: str) -> Template:
+    """Parse a receiver's ``title``/``message`` as written: no prelude, so ``$labels`` and
+    ``$value`` are undefined (a parse error) and positions are the user's own; raises
+    :class:`TemplateParseError`."""
+    return _compile(text, name, "")
+
+
+def _compile(text: str, name: str, prelude: str) -> Template:
     if "{{" not in text:
-        return Template(name, text, (), {}, static=text)
-    full = PRELUDE + text
+        return Template(name, text, (), {}, static=text, prelude=prelude)
+    full = prelude + text
     try:
         parser = Parser(full, _check_function)
         root = parser.parse()
@@ -94,7 +115,7 @@ def compile_template(text: str, name: str) -> Template:
         raise TemplateParseError(f"template: {name}:{line}: {exc.message}") from None
     except RecursionError:
         raise TemplateParseError(f"template: {name}: nested too deeply") from None
-    return Template(name, text, root, parser.defines)
+    return Template(name, text, root, parser.defines, prelude=prelude)
 
 
 def expand(
@@ -104,11 +125,26 @@ def expand(
     limits: Limits = DEFAULT_LIMITS,
 ) -> str:
     """Expand with ``data`` as dot; raises :class:`TemplateExecError`."""
+    return _run(template, data, Env(query, data.external_url), limits)
+
+
+def expand_notification(
+    template: Template, data: Mapping[str, Any], limits: Limits = DEFAULT_LIMITS
+) -> str:
+    """Expand a notification template with Alertmanager's data (``.Receiver``, ``.Status``,
+    ``.Alerts``...) as dot; ``query`` is not available. Raises :class:`TemplateExecError`."""
+    return _run(template, data, Env(None, str(data.get("ExternalURL", ""))), limits)
+
+
+def _run(
+    template: Template, dot: TemplateData | Mapping[str, Any], env: Env, limits: Limits
+) -> str:
     if template.static is not None:
         return template.static
-    env = Env(query, data.external_url)
+    # The executor treats its data as an opaque dot; only its annotation names the rule type.
+    data = cast(TemplateData, dot)
     try:
-        return execute(PRELUDE + template.source, template.name, template.root,
+        return execute(template.prelude + template.source, template.name, template.root,
                        template.defines, data, env, limits)  # fmt: skip
     except ExecError as exc:
         raise TemplateExecError(str(exc)) from None

@@ -18,7 +18,7 @@ import httpx
 
 from inferwatch import __version__
 from inferwatch.clock import SYSTEM_CLOCK, Clock
-from inferwatch.notify.channels.webhook import parse_duration
+from inferwatch.notify.channels.common import parse_duration
 from inferwatch.notify.payload import FIRING, postable_alerts
 from inferwatch.notify.retry import Outcome, classify_exception, classify_http
 from inferwatch.redact import redact, register_secret

@@ -16,16 +16,14 @@ import json
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, cast
+from typing import Any
 
 import httpx
 
+from inferwatch.notify.channels.common import ChatOptions, chat_fields, check_secret, secret_fields
 from inferwatch.notify.channels.http_channel import HttpChannel, secret_or_file
-from inferwatch.notify.channels.webhook import parse_duration
-from inferwatch.notify.message import Language, render
-from inferwatch.notify.payload import truncate
 from inferwatch.notify.retry import Outcome, classify_exception, classify_http
-from inferwatch.redact import redact, register_secret
+from inferwatch.redact import redact
 
 DEFAULT_URL = "https://api.day.app"
 LIMIT = 3000  # APNs payloads are capped at 4 KB in total; leave room for the other fields
@@ -34,41 +32,26 @@ LEVEL = {"critical": "critical", "warning": "timeSensitive", "info": "active",
 
 
 @dataclass(frozen=True, slots=True)
-class BarkConfig:
+class BarkConfig(ChatOptions):
     device_key: str | None = None
     device_key_file: Path | None = None
     url: str = DEFAULT_URL
     group: str = "inferwatch"
     sound: str | None = None
     click_url: str | None = None
-    language: Language = "en"
-    send_resolved: bool = True
-    max_alerts: int = 0
-    proxy_url: str | None = None
-    timeout: float = 10.0
 
     def __post_init__(self) -> None:
-        if (self.device_key is None) == (self.device_key_file is None):
-            raise ValueError("bark: exactly one of device_key and device_key_file must be set")
-        if self.device_key is not None:
-            register_secret(self.device_key)
+        check_secret("bark", "device_key", self.device_key, self.device_key_file)
 
     @classmethod
     def from_mapping(cls, raw: Mapping[str, Any]) -> BarkConfig:
-        http = raw.get("http_config") or {}
-        key_file = raw.get("device_key_file")
         return cls(
-            device_key=raw.get("device_key"),
-            device_key_file=Path(key_file) if key_file else None,
+            **secret_fields(raw, "device_key"),
             url=str(raw.get("url") or DEFAULT_URL).rstrip("/"),
             group=str(raw.get("group", "inferwatch")),
             sound=raw.get("sound"),
             click_url=raw.get("click_url"),
-            language=cast(Language, raw.get("language", "en")),
-            send_resolved=bool(raw.get("send_resolved", True)),
-            max_alerts=int(raw.get("max_alerts", 0)),
-            proxy_url=http.get("proxy_url"),
-            timeout=parse_duration(raw.get("timeout", http.get("timeout")), 10.0),
+            **chat_fields(raw, "bark"),
         )
 
     def resolve_key(self) -> str:
@@ -83,7 +66,7 @@ def notification_id(payload: Mapping[str, Any]) -> str:
 
 
 def build_body(config: BarkConfig, key: str, payload: Mapping[str, Any]) -> dict[str, Any]:
-    msg = render(payload, language=config.language, style="text", limit=LIMIT)
+    msg = config.render_message(payload, style="text", limit=LIMIT)
     body: dict[str, Any] = {
         "device_key": key,
         "title": msg.title,
@@ -125,7 +108,7 @@ class BarkNotifier(HttpChannel[BarkConfig]):
             return Outcome.ok()
         try:
             key = self.config.resolve_key()
-            body = build_body(self.config, key, truncate(group, self.config.max_alerts))
+            body = build_body(self.config, key, group)
             resp = await self._http().post(
                 self.config.url + "/push",
                 content=json.dumps(body, ensure_ascii=False).encode("utf-8"),

@@ -6,7 +6,9 @@ DingTalk answers HTTP 200 when it refuses; the verdict is the body's ``errcode``
 all other codes are permanent, with DingTalk's ``errmsg`` kept as the cause. With a ``SEC…``
 secret the request is signed **at send time** (a queued message would otherwise carry a stale
 timestamp): HMAC-SHA256 keyed by the secret over ``timestamp + "\\n" + secret``, base64, both in
-the query string, encoded once by httpx. Token and secret are registered for redaction.
+the query string, encoded once by httpx. Token and secret are registered for redaction. The
+``keyword`` leads the title, a receiver's own ``title`` template too, so DingTalk never refuses
+a message for lacking it.
 """
 
 from __future__ import annotations
@@ -18,16 +20,14 @@ import json
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, cast
+from typing import Any
 
 import httpx
 
-from inferwatch.notify.channels.http_channel import HttpChannel, secret_or_file
-from inferwatch.notify.channels.webhook import parse_duration
-from inferwatch.notify.message import Language, render
-from inferwatch.notify.payload import truncate
+from inferwatch.notify.channels.common import ChatOptions, chat_fields, check_secret, secret_fields
+from inferwatch.notify.channels.http_channel import HttpChannel, optional_secret, secret_or_file
 from inferwatch.notify.retry import Outcome, classify_exception, classify_http
-from inferwatch.redact import redact, register_secret
+from inferwatch.redact import redact
 
 DEFAULT_API_URL = "https://oapi.dingtalk.com/robot/send"
 LIMIT = 18000  # documented 20000 B for the whole message [unverified]; leave room for the rest
@@ -42,12 +42,8 @@ def sign(secret: str, timestamp_ms: int) -> str:
     return base64.b64encode(digest).decode("ascii")
 
 
-def _read(path: Path | None) -> str | None:
-    return None if path is None else secret_or_file(None, path)
-
-
 @dataclass(frozen=True, slots=True)
-class DingTalkConfig:
+class DingTalkConfig(ChatOptions):
     access_token: str | None = None
     access_token_file: Path | None = None
     secret: str | None = None
@@ -57,47 +53,28 @@ class DingTalkConfig:
     at_mobiles: tuple[str, ...] = ()
     at_user_ids: tuple[str, ...] = ()
     at_all: bool = False
-    language: Language = "en"
-    send_resolved: bool = True
-    max_alerts: int = 0
-    proxy_url: str | None = None
-    timeout: float = 10.0
 
     def __post_init__(self) -> None:
-        if (self.access_token is None) == (self.access_token_file is None):
-            raise ValueError("dingtalk: exactly one of access_token and access_token_file")
-        if self.secret is not None and self.secret_file is not None:
-            raise ValueError("dingtalk: at most one of secret and secret_file")
-        for value in (self.access_token, self.secret):
-            if value is not None:
-                register_secret(value)
+        check_secret("dingtalk", "access_token", self.access_token, self.access_token_file)
+        check_secret("dingtalk", "secret", self.secret, self.secret_file, required=False)
 
     @classmethod
     def from_mapping(cls, raw: Mapping[str, Any]) -> DingTalkConfig:
-        http = raw.get("http_config") or {}
-        token_file, secret_file = raw.get("access_token_file"), raw.get("secret_file")
         return cls(
-            access_token=raw.get("access_token"),
-            access_token_file=Path(token_file) if token_file else None,
-            secret=raw.get("secret"),
-            secret_file=Path(secret_file) if secret_file else None,
+            **secret_fields(raw, "access_token", "secret"),
             api_url=str(raw.get("api_url") or DEFAULT_API_URL),
             keyword=raw.get("keyword"),
             at_mobiles=tuple(str(m) for m in raw.get("at_mobiles") or ()),
             at_user_ids=tuple(str(u) for u in raw.get("at_user_ids") or ()),
             at_all=bool(raw.get("at_all", False)),
-            language=cast(Language, raw.get("language", "en")),
-            send_resolved=bool(raw.get("send_resolved", True)),
-            max_alerts=int(raw.get("max_alerts", 0)),
-            proxy_url=http.get("proxy_url"),
-            timeout=parse_duration(raw.get("timeout", http.get("timeout")), 10.0),
+            **chat_fields(raw, "dingtalk"),
         )
 
     def query(self, now: float) -> dict[str, str]:
         """Query for a send at ``now``; files are read now so a rotated secret needs no reload."""
-        token = self.access_token or _read(self.access_token_file) or ""
+        token = secret_or_file(self.access_token, self.access_token_file)
         params = {"access_token": token}
-        secret = self.secret or _read(self.secret_file)
+        secret = optional_secret(self.secret, self.secret_file)
         if secret:
             ts = int(now * 1000)
             params |= {"timestamp": str(ts), "sign": sign(secret, ts)}
@@ -106,7 +83,7 @@ class DingTalkConfig:
 
 def build_body(config: DingTalkConfig, payload: Mapping[str, Any]) -> dict[str, Any]:
     """Markdown; mentions only ring for a critical firing group (and must appear in the text)."""
-    msg = render(payload, language=config.language, style="markdown", limit=LIMIT)
+    msg = config.render_message(payload, style="markdown", limit=LIMIT)
     title = f"{config.keyword} {msg.title}" if config.keyword else msg.title
     text = f"#### {title}\n\n{msg.body}"
     ring = msg.severity == "critical"
@@ -143,7 +120,7 @@ class DingTalkNotifier(HttpChannel[DingTalkConfig]):
         group = self._group(payload)
         if group is None:
             return Outcome.ok()
-        body = build_body(self.config, truncate(group, self.config.max_alerts))
+        body = build_body(self.config, group)
         try:
             resp = await self._http().post(
                 self.config.api_url,

@@ -14,15 +14,14 @@ import json
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, cast
+from typing import Any
 from urllib.parse import urlsplit
 
 import httpx
 
+from inferwatch.notify.channels.common import ChatOptions, chat_fields, check_secret, secret_fields
 from inferwatch.notify.channels.http_channel import HttpChannel, secret_or_file
-from inferwatch.notify.channels.webhook import parse_duration
-from inferwatch.notify.message import Language, fit, render
-from inferwatch.notify.payload import truncate
+from inferwatch.notify.message import fit
 from inferwatch.notify.retry import Outcome, classify_exception, classify_http
 from inferwatch.redact import redact, register_secret
 
@@ -39,35 +38,22 @@ COLOUR = {"critical": 0xE01E5A, "warning": 0xECB22E, "info": 0x36A2EB, "resolved
 
 
 @dataclass(frozen=True, slots=True)
-class DiscordConfig:
+class DiscordConfig(ChatOptions):
     webhook_url: str | None = None
     webhook_url_file: Path | None = None
     username: str | None = None
-    language: Language = "en"
-    send_resolved: bool = True
-    max_alerts: int = 0
-    proxy_url: str | None = None
-    timeout: float = 10.0
 
     def __post_init__(self) -> None:
-        if (self.webhook_url is None) == (self.webhook_url_file is None):
-            raise ValueError("discord: exactly one of webhook_url and webhook_url_file")
-        if self.webhook_url is not None:
-            register_url(self.webhook_url)
+        check_secret(
+            "discord", "webhook_url", self.webhook_url, self.webhook_url_file, register=register_url
+        )
 
     @classmethod
     def from_mapping(cls, raw: Mapping[str, Any]) -> DiscordConfig:
-        http = raw.get("http_config") or {}
-        url_file = raw.get("webhook_url_file")
         return cls(
-            webhook_url=raw.get("webhook_url"),
-            webhook_url_file=Path(url_file) if url_file else None,
+            **secret_fields(raw, "webhook_url"),
             username=raw.get("username"),
-            language=cast(Language, raw.get("language", "en")),
-            send_resolved=bool(raw.get("send_resolved", True)),
-            max_alerts=int(raw.get("max_alerts", 0)),
-            proxy_url=http.get("proxy_url"),
-            timeout=parse_duration(raw.get("timeout", http.get("timeout")), 10.0),
+            **chat_fields(raw, "discord"),
         )
 
     def resolve_url(self) -> str:
@@ -75,7 +61,7 @@ class DiscordConfig:
 
 
 def build_body(config: DiscordConfig, payload: Mapping[str, Any]) -> dict[str, Any]:
-    msg = render(payload, language=config.language, style="markdown",
+    msg = config.render_message(payload, style="markdown",
                  limit=DESCRIPTION_CHARS, unit="chars")  # fmt: skip
     embed = {
         "title": fit(msg.title, TITLE_CHARS, "chars"),
@@ -106,7 +92,7 @@ class DiscordNotifier(HttpChannel[DiscordConfig]):
         group = self._group(payload)
         if group is None:
             return Outcome.ok()
-        body = build_body(self.config, truncate(group, self.config.max_alerts))
+        body = build_body(self.config, group)
         try:
             resp = await self._http().post(
                 self.config.resolve_url(),

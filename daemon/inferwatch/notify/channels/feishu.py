@@ -23,12 +23,10 @@ from typing import Any, Literal, cast
 
 import httpx
 
-from inferwatch.notify.channels.http_channel import HttpChannel, secret_or_file
-from inferwatch.notify.channels.webhook import parse_duration
-from inferwatch.notify.message import Language, render
-from inferwatch.notify.payload import truncate
+from inferwatch.notify.channels.common import ChatOptions, chat_fields, check_secret, secret_fields
+from inferwatch.notify.channels.http_channel import HttpChannel, optional_secret, secret_or_file
 from inferwatch.notify.retry import Outcome, classify_exception, classify_http
-from inferwatch.redact import redact, register_secret
+from inferwatch.redact import redact
 
 DEFAULT_API_URL = "https://open.feishu.cn/open-apis/bot/v2/hook"
 LIMIT = 18000  # ≈20 KB per request [unverified]; leave room for the JSON around the text
@@ -43,59 +41,36 @@ def sign(secret: str, timestamp: int) -> str:
     return base64.b64encode(hmac.new(key, b"", hashlib.sha256).digest()).decode("ascii")
 
 
-def _read(path: Path | None) -> str | None:
-    return None if path is None else secret_or_file(None, path)
-
-
 @dataclass(frozen=True, slots=True)
-class FeishuConfig:
+class FeishuConfig(ChatOptions):
     token: str | None = None
     token_file: Path | None = None
     secret: str | None = None
     secret_file: Path | None = None
     api_url: str = DEFAULT_API_URL
     msg_type: MsgType = "text"
-    language: Language = "en"
-    send_resolved: bool = True
-    max_alerts: int = 0
-    proxy_url: str | None = None
-    timeout: float = 10.0
 
     def __post_init__(self) -> None:
-        if (self.token is None) == (self.token_file is None):
-            raise ValueError("feishu: exactly one of token and token_file must be set")
-        if self.secret is not None and self.secret_file is not None:
-            raise ValueError("feishu: at most one of secret and secret_file")
+        check_secret("feishu", "token", self.token, self.token_file)
+        check_secret("feishu", "secret", self.secret, self.secret_file, required=False)
         if self.msg_type not in ("text", "interactive"):
             raise ValueError("feishu: msg_type must be text or interactive")
-        for value in (self.token, self.secret):
-            if value is not None:
-                register_secret(value)
 
     @classmethod
     def from_mapping(cls, raw: Mapping[str, Any]) -> FeishuConfig:
-        http = raw.get("http_config") or {}
-        token_file, secret_file = raw.get("token_file"), raw.get("secret_file")
         return cls(
-            token=raw.get("token"),
-            token_file=Path(token_file) if token_file else None,
-            secret=raw.get("secret"),
-            secret_file=Path(secret_file) if secret_file else None,
+            **secret_fields(raw, "token", "secret"),
             api_url=str(raw.get("api_url") or DEFAULT_API_URL).rstrip("/"),
             msg_type=cast(MsgType, raw.get("msg_type", "text")),
-            language=cast(Language, raw.get("language", "en")),
-            send_resolved=bool(raw.get("send_resolved", True)),
-            max_alerts=int(raw.get("max_alerts", 0)),
-            proxy_url=http.get("proxy_url"),
-            timeout=parse_duration(raw.get("timeout", http.get("timeout")), 10.0),
+            **chat_fields(raw, "feishu"),
         )
 
 
 def build_body(config: FeishuConfig, payload: Mapping[str, Any]) -> dict[str, Any]:
     if config.msg_type == "text":
-        msg = render(payload, language=config.language, style="text", limit=LIMIT)
+        msg = config.render_message(payload, style="text", limit=LIMIT)
         return {"msg_type": "text", "content": {"text": f"{msg.title}\n\n{msg.body}"}}
-    msg = render(payload, language=config.language, style="markdown", limit=LIMIT)
+    msg = config.render_message(payload, style="markdown", limit=LIMIT)
     card = {
         "header": {
             "title": {"tag": "plain_text", "content": msg.title},
@@ -125,10 +100,10 @@ class FeishuNotifier(HttpChannel[FeishuConfig]):
         group = self._group(payload)
         if group is None:
             return Outcome.ok()
-        body = build_body(self.config, truncate(group, self.config.max_alerts))
+        body = build_body(self.config, group)
         try:
-            token = self.config.token or _read(self.config.token_file) or ""
-            secret = self.config.secret or _read(self.config.secret_file)
+            token = secret_or_file(self.config.token, self.config.token_file)
+            secret = optional_secret(self.config.secret, self.config.secret_file)
             if secret:
                 ts = int(self.clock.time())
                 body = {"timestamp": str(ts), "sign": sign(secret, ts), **body}

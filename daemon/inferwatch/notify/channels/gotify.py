@@ -13,53 +13,36 @@ import json
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, cast
+from typing import Any
 
 import httpx
 
+from inferwatch.notify.channels.common import ChatOptions, chat_fields, check_secret, secret_fields
 from inferwatch.notify.channels.http_channel import HttpChannel, secret_or_file
-from inferwatch.notify.channels.webhook import parse_duration
-from inferwatch.notify.message import Language, render
-from inferwatch.notify.payload import truncate
 from inferwatch.notify.retry import Outcome, classify_exception, classify_http
-from inferwatch.redact import redact, register_secret
+from inferwatch.redact import redact
 
 PRIORITY = {"critical": 10, "warning": 8, "info": 4, "resolved": 2}
 LIMIT = 8000
 
 
 @dataclass(frozen=True, slots=True)
-class GotifyConfig:
+class GotifyConfig(ChatOptions):
     url: str
     token: str | None = None
     token_file: Path | None = None
-    language: Language = "en"
-    send_resolved: bool = True
-    max_alerts: int = 0
-    proxy_url: str | None = None
-    timeout: float = 10.0
 
     def __post_init__(self) -> None:
         if not self.url:
             raise ValueError("gotify: url (the server) is required")
-        if (self.token is None) == (self.token_file is None):
-            raise ValueError("gotify: exactly one of token and token_file must be set")
-        if self.token is not None:
-            register_secret(self.token)
+        check_secret("gotify", "token", self.token, self.token_file)
 
     @classmethod
     def from_mapping(cls, raw: Mapping[str, Any]) -> GotifyConfig:
-        http = raw.get("http_config") or {}
-        token_file = raw.get("token_file")
         return cls(
             url=str(raw.get("url") or "").rstrip("/"),
-            token=raw.get("token"),
-            token_file=Path(token_file) if token_file else None,
-            language=cast(Language, raw.get("language", "en")),
-            send_resolved=bool(raw.get("send_resolved", True)),
-            max_alerts=int(raw.get("max_alerts", 0)),
-            proxy_url=http.get("proxy_url"),
-            timeout=parse_duration(raw.get("timeout", http.get("timeout")), 10.0),
+            **secret_fields(raw, "token"),
+            **chat_fields(raw, "gotify"),
         )
 
     def resolve_token(self) -> str:
@@ -67,7 +50,7 @@ class GotifyConfig:
 
 
 def build_body(config: GotifyConfig, payload: Mapping[str, Any]) -> dict[str, Any]:
-    msg = render(payload, language=config.language, style="markdown", limit=LIMIT)
+    msg = config.render_message(payload, style="markdown", limit=LIMIT)
     return {
         "title": msg.title,
         "message": msg.body,
@@ -85,7 +68,7 @@ class GotifyNotifier(HttpChannel[GotifyConfig]):
         group = self._group(payload)
         if group is None:
             return Outcome.ok()
-        body = build_body(self.config, truncate(group, self.config.max_alerts))
+        body = build_body(self.config, group)
         try:
             token = self.config.resolve_token()
             resp = await self._http().post(

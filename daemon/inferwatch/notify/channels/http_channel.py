@@ -1,5 +1,6 @@
 """What every HTTP channel shares: its own httpx client (environment proxies ignored unless the
-receiver's ``http_config.proxy_url`` names one), the ``send_resolved`` filter, and closing.
+receiver's ``http_config.proxy_url`` names one), the ``send_resolved`` and ``max_alerts``
+filters, and closing. Configs inherit :class:`~.common.CommonOptions`.
 
 One base class and one credential reader instead of the same lines in each service's module.
 """
@@ -8,27 +9,16 @@ from __future__ import annotations
 
 from collections.abc import Callable, Mapping
 from pathlib import Path
-from typing import Any, Generic, Protocol, TypeVar
+from typing import Any, Generic, TypeVar
 
 import httpx
 
 from inferwatch.clock import SYSTEM_CLOCK, Clock
-from inferwatch.notify.payload import without_resolved
+from inferwatch.notify.channels.common import CommonOptions
+from inferwatch.notify.payload import truncate, without_resolved
 from inferwatch.redact import register_secret
 
-
-class ChannelConfig(Protocol):
-    @property
-    def proxy_url(self) -> str | None: ...
-
-    @property
-    def timeout(self) -> float: ...
-
-    @property
-    def send_resolved(self) -> bool: ...
-
-
-C = TypeVar("C", bound=ChannelConfig)
+C = TypeVar("C", bound=CommonOptions)
 
 
 class HttpChannel(Generic[C]):
@@ -45,9 +35,10 @@ class HttpChannel(Generic[C]):
         return self._client
 
     def _group(self, payload: Mapping[str, Any]) -> Mapping[str, Any] | None:
-        """The payload to announce, without resolved alerts if the receiver does not want them;
-        None when nothing is left to send."""
-        return payload if self.config.send_resolved else without_resolved(payload)
+        """The payload to announce, without resolved alerts if the receiver does not want them
+        and cut to ``max_alerts``; None when nothing is left to send."""
+        kept = payload if self.config.send_resolved else without_resolved(payload)
+        return None if kept is None else truncate(kept, self.config.max_alerts)
 
     async def aclose(self) -> None:
         if self._client is not None:
@@ -67,3 +58,8 @@ def secret_or_file(
     read = path.read_text(encoding="utf-8").strip()
     register(read)
     return read
+
+
+def optional_secret(value: str | None, path: Path | None) -> str | None:
+    """:func:`secret_or_file` for a credential that may be absent (None when neither is set)."""
+    return None if value is None and path is None else secret_or_file(value, path)

@@ -16,16 +16,14 @@ import re
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, cast
+from typing import Any
 
 import httpx
 
+from inferwatch.notify.channels.common import ChatOptions, chat_fields, check_secret, secret_fields
 from inferwatch.notify.channels.http_channel import HttpChannel, secret_or_file
-from inferwatch.notify.channels.webhook import parse_duration
-from inferwatch.notify.message import Language, render
-from inferwatch.notify.payload import truncate
 from inferwatch.notify.retry import Outcome, classify_exception, classify_http
-from inferwatch.redact import redact, register_secret
+from inferwatch.redact import redact
 
 DEFAULT_URL = "https://ntfy.sh"
 LIMIT = 4096
@@ -36,42 +34,23 @@ _SEQUENCE_ID = re.compile(r"^[-_A-Za-z0-9]{1,64}$")
 
 
 @dataclass(frozen=True, slots=True)
-class NtfyConfig:
+class NtfyConfig(ChatOptions):
     topic: str | None = None
     topic_file: Path | None = None
     url: str = DEFAULT_URL
     token: str | None = None
     token_file: Path | None = None
-    language: Language = "en"
-    send_resolved: bool = True
-    max_alerts: int = 0
-    proxy_url: str | None = None
-    timeout: float = 10.0
 
     def __post_init__(self) -> None:
-        if (self.topic is None) == (self.topic_file is None):
-            raise ValueError("ntfy: exactly one of topic and topic_file must be set")
-        if self.token is not None and self.token_file is not None:
-            raise ValueError("ntfy: at most one of token and token_file may be set")
-        for secret in (self.topic, self.token):
-            if secret is not None:
-                register_secret(secret)
+        check_secret("ntfy", "topic", self.topic, self.topic_file)
+        check_secret("ntfy", "token", self.token, self.token_file, required=False)
 
     @classmethod
     def from_mapping(cls, raw: Mapping[str, Any]) -> NtfyConfig:
-        http = raw.get("http_config") or {}
-        topic_file, token_file = raw.get("topic_file"), raw.get("token_file")
         return cls(
-            topic=raw.get("topic"),
-            topic_file=Path(topic_file) if topic_file else None,
+            **secret_fields(raw, "topic", "token"),
             url=str(raw.get("url") or DEFAULT_URL).rstrip("/"),
-            token=raw.get("token"),
-            token_file=Path(token_file) if token_file else None,
-            language=cast(Language, raw.get("language", "en")),
-            send_resolved=bool(raw.get("send_resolved", True)),
-            max_alerts=int(raw.get("max_alerts", 0)),
-            proxy_url=http.get("proxy_url"),
-            timeout=parse_duration(raw.get("timeout", http.get("timeout")), 10.0),
+            **chat_fields(raw, "ntfy"),
         )
 
     def resolve(self) -> tuple[str, str | None]:
@@ -82,7 +61,7 @@ class NtfyConfig:
 
 
 def build_body(config: NtfyConfig, topic: str, payload: Mapping[str, Any]) -> dict[str, Any]:
-    msg = render(payload, language=config.language, style="text", limit=LIMIT)
+    msg = config.render_message(payload, style="text", limit=LIMIT)
     return {
         "topic": topic,
         "title": msg.title,
@@ -108,7 +87,7 @@ class NtfyNotifier(HttpChannel[NtfyConfig]):
             topic, token = self.config.resolve()
             if token:
                 headers["Authorization"] = f"Bearer {token}"
-            body = build_body(self.config, topic, truncate(group, self.config.max_alerts))
+            body = build_body(self.config, topic, group)
             resp = await self._http().post(
                 self.config.url + "/",
                 content=json.dumps(body, ensure_ascii=False).encode("utf-8"),

@@ -14,16 +14,21 @@ import json
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, cast
+from typing import Any
 
 import httpx
 
+from inferwatch.notify.channels.common import (
+    ChatOptions,
+    chat_fields,
+    check_secret,
+    parse_duration,
+    secret_fields,
+)
 from inferwatch.notify.channels.http_channel import HttpChannel, secret_or_file
-from inferwatch.notify.channels.webhook import parse_duration
-from inferwatch.notify.message import Language, fit, render
-from inferwatch.notify.payload import truncate
+from inferwatch.notify.message import fit
 from inferwatch.notify.retry import Outcome, classify_exception, classify_http
-from inferwatch.redact import redact, register_secret
+from inferwatch.redact import redact
 
 DEFAULT_API_URL = "https://api.pushover.net/1/messages.json"
 TITLE_CHARS, MESSAGE_CHARS = 250, 1024
@@ -31,7 +36,7 @@ PRIORITY = {"critical": 2, "warning": 0, "info": -1, "resolved": -1}
 
 
 @dataclass(frozen=True, slots=True)
-class PushoverConfig:
+class PushoverConfig(ChatOptions):
     token: str | None = None
     token_file: Path | None = None
     user_key: str | None = None
@@ -39,45 +44,26 @@ class PushoverConfig:
     api_url: str = DEFAULT_API_URL
     retry: int = 60
     expire: int = 3600
-    language: Language = "en"
-    send_resolved: bool = True
-    max_alerts: int = 0
-    proxy_url: str | None = None
-    timeout: float = 10.0
 
     def __post_init__(self) -> None:
-        if (self.token is None) == (self.token_file is None):
-            raise ValueError("pushover: exactly one of token and token_file must be set")
-        if (self.user_key is None) == (self.user_key_file is None):
-            raise ValueError("pushover: exactly one of user_key and user_key_file must be set")
+        check_secret("pushover", "token", self.token, self.token_file)
+        check_secret("pushover", "user_key", self.user_key, self.user_key_file)
         if self.retry < 30 or not 0 < self.expire <= 10800:
             raise ValueError("pushover: retry must be >= 30 s and expire at most 10800 s")
-        for value in (self.token, self.user_key):
-            if value is not None:
-                register_secret(value)
 
     @classmethod
     def from_mapping(cls, raw: Mapping[str, Any]) -> PushoverConfig:
-        http = raw.get("http_config") or {}
-        token_file, user_file = raw.get("token_file"), raw.get("user_key_file")
         return cls(
-            token=raw.get("token"),
-            token_file=Path(token_file) if token_file else None,
-            user_key=raw.get("user_key"),
-            user_key_file=Path(user_file) if user_file else None,
+            **secret_fields(raw, "token", "user_key"),
             api_url=str(raw.get("api_url") or DEFAULT_API_URL),
             retry=int(parse_duration(raw.get("retry"), 60.0)),
             expire=int(parse_duration(raw.get("expire"), 3600.0)),
-            language=cast(Language, raw.get("language", "en")),
-            send_resolved=bool(raw.get("send_resolved", True)),
-            max_alerts=int(raw.get("max_alerts", 0)),
-            proxy_url=http.get("proxy_url"),
-            timeout=parse_duration(raw.get("timeout", http.get("timeout")), 10.0),
+            **chat_fields(raw, "pushover"),
         )
 
 
 def build_form(config: PushoverConfig, payload: Mapping[str, Any]) -> dict[str, str]:
-    msg = render(payload, language=config.language, limit=MESSAGE_CHARS, unit="chars")
+    msg = config.render_message(payload, limit=MESSAGE_CHARS, unit="chars")
     form = {
         "token": secret_or_file(config.token, config.token_file),
         "user": secret_or_file(config.user_key, config.user_key_file),
@@ -109,7 +95,7 @@ class PushoverNotifier(HttpChannel[PushoverConfig]):
         if group is None:
             return Outcome.ok()
         try:
-            form = build_form(self.config, truncate(group, self.config.max_alerts))
+            form = build_form(self.config, group)
             resp = await self._http().post(self.config.api_url, data=form)
         except OSError as exc:
             return Outcome.retry(f"pushover: secret file: {type(exc).__name__}")

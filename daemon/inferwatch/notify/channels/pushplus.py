@@ -13,16 +13,15 @@ import json
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, cast
+from typing import Any
 
 import httpx
 
+from inferwatch.notify.channels.common import ChatOptions, chat_fields, check_secret, secret_fields
 from inferwatch.notify.channels.http_channel import HttpChannel, secret_or_file
-from inferwatch.notify.channels.webhook import parse_duration
-from inferwatch.notify.message import Language, fit, render
-from inferwatch.notify.payload import truncate
+from inferwatch.notify.message import fit
 from inferwatch.notify.retry import Outcome, classify_exception, classify_http
-from inferwatch.redact import redact, register_secret
+from inferwatch.redact import redact
 
 DEFAULT_API_URL = "https://www.pushplus.plus/send"
 TITLE_CHARS, CONTENT_BYTES = 100, 19000
@@ -30,39 +29,24 @@ RETRY_CODES = frozenset({900, 903})
 
 
 @dataclass(frozen=True, slots=True)
-class PushPlusConfig:
+class PushPlusConfig(ChatOptions):
     token: str | None = None
     token_file: Path | None = None
     api_url: str = DEFAULT_API_URL
     channel: str | None = None
     topic: str | None = None
-    language: Language = "en"
-    send_resolved: bool = True
-    max_alerts: int = 0
-    proxy_url: str | None = None
-    timeout: float = 10.0
 
     def __post_init__(self) -> None:
-        if (self.token is None) == (self.token_file is None):
-            raise ValueError("pushplus: exactly one of token and token_file must be set")
-        if self.token is not None:
-            register_secret(self.token)
+        check_secret("pushplus", "token", self.token, self.token_file)
 
     @classmethod
     def from_mapping(cls, raw: Mapping[str, Any]) -> PushPlusConfig:
-        http = raw.get("http_config") or {}
-        token_file = raw.get("token_file")
         return cls(
-            token=raw.get("token"),
-            token_file=Path(token_file) if token_file else None,
+            **secret_fields(raw, "token"),
             api_url=str(raw.get("api_url") or DEFAULT_API_URL),
             channel=raw.get("channel"),
             topic=raw.get("topic"),
-            language=cast(Language, raw.get("language", "en")),
-            send_resolved=bool(raw.get("send_resolved", True)),
-            max_alerts=int(raw.get("max_alerts", 0)),
-            proxy_url=http.get("proxy_url"),
-            timeout=parse_duration(raw.get("timeout", http.get("timeout")), 10.0),
+            **chat_fields(raw, "pushplus"),
         )
 
     def resolve_token(self) -> str:
@@ -70,7 +54,7 @@ class PushPlusConfig:
 
 
 def build_body(config: PushPlusConfig, token: str, payload: Mapping[str, Any]) -> dict[str, Any]:
-    msg = render(payload, language=config.language, style="markdown", limit=CONTENT_BYTES)
+    msg = config.render_message(payload, style="markdown", limit=CONTENT_BYTES)
     body: dict[str, Any] = {
         "token": token,
         "title": fit(msg.title, TITLE_CHARS, "chars"),
@@ -112,7 +96,7 @@ class PushPlusNotifier(HttpChannel[PushPlusConfig]):
             return Outcome.ok()
         try:
             token = self.config.resolve_token()
-            body = build_body(self.config, token, truncate(group, self.config.max_alerts))
+            body = build_body(self.config, token, group)
             resp = await self._http().post(
                 self.config.api_url,
                 content=json.dumps(body, ensure_ascii=False).encode("utf-8"),

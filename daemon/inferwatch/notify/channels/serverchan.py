@@ -16,14 +16,13 @@ import re
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, cast
+from typing import Any
 
 import httpx
 
+from inferwatch.notify.channels.common import ChatOptions, chat_fields, check_secret, secret_fields
 from inferwatch.notify.channels.http_channel import HttpChannel
-from inferwatch.notify.channels.webhook import parse_duration
-from inferwatch.notify.message import Language, fit, render
-from inferwatch.notify.payload import truncate
+from inferwatch.notify.message import fit
 from inferwatch.notify.retry import Outcome, classify_exception, classify_http
 from inferwatch.redact import redact, register_secret
 
@@ -33,37 +32,22 @@ TITLE_CHARS, SHORT_CHARS, DESP_BYTES = 32, 64, 32000
 
 
 @dataclass(frozen=True, slots=True)
-class ServerChanConfig:
+class ServerChanConfig(ChatOptions):
     sendkey: str | None = None
     sendkey_file: Path | None = None
     api_url: str | None = None
     channel: str | None = None
-    language: Language = "en"
-    send_resolved: bool = True
-    max_alerts: int = 0
-    proxy_url: str | None = None
-    timeout: float = 10.0
 
     def __post_init__(self) -> None:
-        if (self.sendkey is None) == (self.sendkey_file is None):
-            raise ValueError("serverchan: exactly one of sendkey and sendkey_file must be set")
-        if self.sendkey is not None:
-            register_secret(self.sendkey)
+        check_secret("serverchan", "sendkey", self.sendkey, self.sendkey_file)
 
     @classmethod
     def from_mapping(cls, raw: Mapping[str, Any]) -> ServerChanConfig:
-        http = raw.get("http_config") or {}
-        key_file = raw.get("sendkey_file")
         return cls(
-            sendkey=raw.get("sendkey"),
-            sendkey_file=Path(key_file) if key_file else None,
+            **secret_fields(raw, "sendkey"),
             api_url=str(raw["api_url"]).rstrip("/") if raw.get("api_url") else None,
             channel=str(raw["channel"]) if raw.get("channel") else None,
-            language=cast(Language, raw.get("language", "en")),
-            send_resolved=bool(raw.get("send_resolved", True)),
-            max_alerts=int(raw.get("max_alerts", 0)),
-            proxy_url=http.get("proxy_url"),
-            timeout=parse_duration(raw.get("timeout", http.get("timeout")), 10.0),
+            **chat_fields(raw, "serverchan"),
         )
 
     def endpoint(self) -> str:
@@ -79,7 +63,7 @@ class ServerChanConfig:
 
 
 def build_body(config: ServerChanConfig, payload: Mapping[str, Any]) -> dict[str, Any]:
-    msg = render(payload, language=config.language, style="markdown", limit=DESP_BYTES)
+    msg = config.render_message(payload, style="markdown", limit=DESP_BYTES)
     body: dict[str, Any] = {
         "title": fit(msg.title, TITLE_CHARS, "chars"),
         "desp": msg.body,
@@ -111,7 +95,7 @@ class ServerChanNotifier(HttpChannel[ServerChanConfig]):
         group = self._group(payload)
         if group is None:
             return Outcome.ok()
-        body = build_body(self.config, truncate(group, self.config.max_alerts))
+        body = build_body(self.config, group)
         try:
             resp = await self._http().post(
                 self.config.endpoint(),

@@ -2,7 +2,8 @@
 
 The hook URL (``hooks.slack.com/services/T…/B…/<token>``) is the credential: it and its token
 segment are registered for redaction, and it may live in ``api_url_file``. The message is
-``mrkdwn`` text (``&``, ``<``, ``>`` escaped, so log text cannot forge a ``<!channel>`` ping).
+``mrkdwn`` text (``&``, ``<``, ``>`` escaped, so log text cannot forge a ``<!channel>`` ping;
+a receiver's own ``title`` and ``text``/``message`` templates are its mrkdwn, sent as written).
 Success is 200 with body ``ok``; errors come as plain text (notify.md §3.9): 400
 ``invalid_payload``/``no_text``, 403, 404, 410 are permanent; 429 waits for ``Retry-After`` (we
 never send early: Slack may disable an app that ignores its rate limit); 5xx retry.
@@ -14,15 +15,13 @@ import json
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, cast
+from typing import Any
 from urllib.parse import urlsplit
 
 import httpx
 
+from inferwatch.notify.channels.common import ChatOptions, chat_fields, check_secret, secret_fields
 from inferwatch.notify.channels.http_channel import HttpChannel, secret_or_file
-from inferwatch.notify.channels.webhook import parse_duration
-from inferwatch.notify.message import Language, render
-from inferwatch.notify.payload import truncate
 from inferwatch.notify.retry import Outcome, classify_exception, classify_http
 from inferwatch.redact import redact, register_secret
 
@@ -40,37 +39,22 @@ def mrkdwn_escape(text: str) -> str:
 
 
 @dataclass(frozen=True, slots=True)
-class SlackConfig:
+class SlackConfig(ChatOptions):
     api_url: str | None = None
     api_url_file: Path | None = None
     channel: str | None = None
     username: str | None = None
-    language: Language = "en"
-    send_resolved: bool = True
-    max_alerts: int = 0
-    proxy_url: str | None = None
-    timeout: float = 10.0
 
     def __post_init__(self) -> None:
-        if (self.api_url is None) == (self.api_url_file is None):
-            raise ValueError("slack: exactly one of api_url and api_url_file must be set")
-        if self.api_url is not None:
-            register_url(self.api_url)
+        check_secret("slack", "api_url", self.api_url, self.api_url_file, register=register_url)
 
     @classmethod
     def from_mapping(cls, raw: Mapping[str, Any]) -> SlackConfig:
-        http = raw.get("http_config") or {}
-        url_file = raw.get("api_url_file")
         return cls(
-            api_url=raw.get("api_url"),
-            api_url_file=Path(url_file) if url_file else None,
+            **secret_fields(raw, "api_url"),
             channel=raw.get("channel"),
             username=raw.get("username"),
-            language=cast(Language, raw.get("language", "en")),
-            send_resolved=bool(raw.get("send_resolved", True)),
-            max_alerts=int(raw.get("max_alerts", 0)),
-            proxy_url=http.get("proxy_url"),
-            timeout=parse_duration(raw.get("timeout", http.get("timeout")), 10.0),
+            **chat_fields(raw, "slack", ("message", "text")),
         )
 
     def resolve_url(self) -> str:
@@ -78,8 +62,10 @@ class SlackConfig:
 
 
 def build_body(config: SlackConfig, payload: Mapping[str, Any]) -> dict[str, Any]:
-    msg = render(payload, language=config.language, style="text", limit=LIMIT, unit="chars")
-    text = f"*{mrkdwn_escape(msg.title)}*\n{mrkdwn_escape(msg.body)}"
+    msg = config.render_message(payload, style="text", limit=LIMIT, unit="chars")
+    # A receiver's own title/text template is its own mrkdwn (links, mentions): sent as written.
+    title = msg.title if msg.own_title else mrkdwn_escape(msg.title)
+    text = f"*{title}*\n{msg.body if msg.own_body else mrkdwn_escape(msg.body)}"
     body: dict[str, Any] = {"text": text, "mrkdwn": True}
     if config.channel:
         body["channel"] = config.channel
@@ -97,7 +83,7 @@ class SlackNotifier(HttpChannel[SlackConfig]):
         group = self._group(payload)
         if group is None:
             return Outcome.ok()
-        body = build_body(self.config, truncate(group, self.config.max_alerts))
+        body = build_body(self.config, group)
         try:
             resp = await self._http().post(
                 self.config.resolve_url(),

@@ -3,7 +3,8 @@
 The verdict is the HTTP status together with the body's ``ok`` (notify.md §3.8): 429 carries
 ``parameters.retry_after``, which wins over our backoff (Apprise ignores it and loses messages);
 401/403 (bad token, bot blocked) are permanent; a 400 "can't parse entities" is resent once as
-plain text rather than lost. The bot token sits in the URL path, so it is registered for
+plain text rather than lost (so is a receiver's own ``title``/``message`` template, which is
+its own HTML, sent unescaped). The bot token sits in the URL path, so it is registered for
 redaction, may live in ``bot_token_file`` and no error text is built from the URL. Info and
 resolved messages go out with ``disable_notification`` so only real problems make a sound.
 """
@@ -14,23 +15,22 @@ import json
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, cast
+from typing import Any
 
 import httpx
 
+from inferwatch.notify.channels.common import ChatOptions, chat_fields, check_secret, secret_fields
 from inferwatch.notify.channels.http_channel import HttpChannel, secret_or_file
-from inferwatch.notify.channels.webhook import parse_duration
-from inferwatch.notify.message import Language, Style, render
-from inferwatch.notify.payload import truncate
+from inferwatch.notify.message import Style
 from inferwatch.notify.retry import Outcome, OutcomeKind, classify_exception, classify_http
-from inferwatch.redact import redact, register_secret
+from inferwatch.redact import redact
 
 DEFAULT_API_URL = "https://api.telegram.org"
 LIMIT = 4096  # characters after entity parsing
 
 
 @dataclass(frozen=True, slots=True)
-class TelegramConfig:
+class TelegramConfig(ChatOptions):
     chat_id: int | str
     bot_token: str | None = None
     bot_token_file: Path | None = None
@@ -38,40 +38,25 @@ class TelegramConfig:
     message_thread_id: int | None = None
     parse_mode: str = "HTML"
     disable_notifications: bool = False
-    language: Language = "en"
-    send_resolved: bool = True
-    max_alerts: int = 0
-    proxy_url: str | None = None
-    timeout: float = 10.0
 
     def __post_init__(self) -> None:
-        if (self.bot_token is None) == (self.bot_token_file is None):
-            raise ValueError("telegram: exactly one of bot_token and bot_token_file must be set")
+        check_secret("telegram", "bot_token", self.bot_token, self.bot_token_file)
         if self.parse_mode not in ("HTML", ""):
             raise ValueError("telegram: parse_mode must be HTML or empty (plain text)")
-        if self.bot_token is not None:
-            register_secret(self.bot_token)
 
     @classmethod
     def from_mapping(cls, raw: Mapping[str, Any]) -> TelegramConfig:
-        http = raw.get("http_config") or {}
-        token_file = raw.get("bot_token_file")
         if raw.get("chat_id") in (None, ""):
             raise ValueError("telegram: chat_id is required")
         thread = raw.get("message_thread_id")
         return cls(
             chat_id=raw["chat_id"],
-            bot_token=raw.get("bot_token"),
-            bot_token_file=Path(token_file) if token_file else None,
+            **secret_fields(raw, "bot_token"),
             api_url=str(raw.get("api_url") or DEFAULT_API_URL).rstrip("/"),
             message_thread_id=int(thread) if thread is not None else None,
             parse_mode=str(raw.get("parse_mode", "HTML")),
             disable_notifications=bool(raw.get("disable_notifications", False)),
-            language=cast(Language, raw.get("language", "en")),
-            send_resolved=bool(raw.get("send_resolved", True)),
-            max_alerts=int(raw.get("max_alerts", 0)),
-            proxy_url=http.get("proxy_url"),
-            timeout=parse_duration(raw.get("timeout", http.get("timeout")), 10.0),
+            **chat_fields(raw, "telegram"),
         )
 
     def resolve_token(self) -> str:
@@ -80,10 +65,12 @@ class TelegramConfig:
 
 def build_body(config: TelegramConfig, payload: Mapping[str, Any], html: bool) -> dict[str, Any]:
     style: Style = "html" if html else "text"
-    probe = render(payload, language=config.language, style=style, limit=LIMIT, unit="chars")
+    probe = config.render_message(payload, style=style, limit=LIMIT, unit="chars")
     room = LIMIT - len(probe.title) - 2
-    msg = render(payload, language=config.language, style=style, limit=room, unit="chars")
-    title = msg.title.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
+    msg = config.render_message(payload, style=style, limit=room, unit="chars")
+    title = msg.title  # a receiver's own title template is its own HTML, sent as written
+    if not msg.own_title:
+        title = title.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
     text = f"<b>{title}</b>\n\n{msg.body}" if html else f"{msg.title}\n\n{msg.body}"
     quiet = config.disable_notifications or msg.severity in ("info", "resolved")
     body: dict[str, Any] = {"chat_id": config.chat_id, "text": text, "disable_notification": quiet}
@@ -115,7 +102,6 @@ class TelegramNotifier(HttpChannel[TelegramConfig]):
         group = self._group(payload)
         if group is None:
             return Outcome.ok()
-        group = truncate(group, self.config.max_alerts)
         html = self.config.parse_mode == "HTML"
         outcome = await self._send(build_body(self.config, group, html))
         if html and outcome.kind is OutcomeKind.PERMANENT and "parse entities" in outcome.reason:

@@ -19,12 +19,11 @@ from typing import Any, Literal, cast
 
 import httpx
 
+from inferwatch.notify.channels.common import ChatOptions, chat_fields, check_secret, secret_fields
 from inferwatch.notify.channels.http_channel import HttpChannel, secret_or_file
-from inferwatch.notify.channels.webhook import parse_duration
-from inferwatch.notify.message import Language, Style, fit, render
-from inferwatch.notify.payload import truncate
+from inferwatch.notify.message import Style, fit
 from inferwatch.notify.retry import Outcome, classify_exception, classify_http
-from inferwatch.redact import redact, register_secret
+from inferwatch.redact import redact
 
 DEFAULT_API_URL = "https://qyapi.weixin.qq.com/cgi-bin/webhook/send"
 MsgType = Literal["markdown", "markdown_v2", "text"]
@@ -34,45 +33,30 @@ RATE_WINDOW = 60.0
 
 
 @dataclass(frozen=True, slots=True)
-class WeComConfig:
+class WeComConfig(ChatOptions):
     key: str | None = None
     key_file: Path | None = None
     api_url: str = DEFAULT_API_URL
     msgtype: MsgType = "markdown"
     mentioned_list: tuple[str, ...] = ()
     mentioned_mobile_list: tuple[str, ...] = ()
-    language: Language = "en"
-    send_resolved: bool = True
-    max_alerts: int = 0
-    proxy_url: str | None = None
-    timeout: float = 10.0
 
     def __post_init__(self) -> None:
-        if (self.key is None) == (self.key_file is None):
-            raise ValueError("wecom: exactly one of key and key_file must be set")
+        check_secret("wecom", "key", self.key, self.key_file)
         if self.msgtype not in LIMITS:
             raise ValueError(f"wecom: msgtype must be one of {sorted(LIMITS)}")
         if self.language not in ("en", "zh"):
             raise ValueError("wecom: language must be en or zh")
-        if self.key is not None:
-            register_secret(self.key)
 
     @classmethod
     def from_mapping(cls, raw: Mapping[str, Any]) -> WeComConfig:
-        http = raw.get("http_config") or {}
-        key_file = raw.get("key_file")
         return cls(
-            key=raw.get("key"),
-            key_file=Path(key_file) if key_file else None,
+            **secret_fields(raw, "key"),
             api_url=str(raw.get("api_url") or DEFAULT_API_URL),
             msgtype=cast(MsgType, raw.get("msgtype", "markdown")),
             mentioned_list=tuple(raw.get("mentioned_list") or ()),
             mentioned_mobile_list=tuple(raw.get("mentioned_mobile_list") or ()),
-            language=cast(Language, raw.get("language", "en")),
-            send_resolved=bool(raw.get("send_resolved", True)),
-            max_alerts=int(raw.get("max_alerts", 0)),
-            proxy_url=http.get("proxy_url"),
-            timeout=parse_duration(raw.get("timeout", http.get("timeout")), 10.0),
+            **chat_fields(raw, "wecom"),
         )
 
     def resolve_key(self) -> str:
@@ -83,7 +67,7 @@ def build_body(config: WeComConfig, payload: Mapping[str, Any]) -> dict[str, Any
     """The robot's JSON for one group; mentions ring only for a critical firing group."""
     kind = config.msgtype
     style: Style = "text" if kind == "text" else "markdown"
-    msg = render(payload, language=config.language, style=style, limit=LIMITS[kind] - 200)
+    msg = config.render_message(payload, style=style, limit=LIMITS[kind] - 200)
     ring = msg.severity == "critical"
     if kind == "text":
         inner: dict[str, Any] = {"content": f"{msg.title}\n\n{msg.body}"}
@@ -132,7 +116,7 @@ class WeComNotifier(HttpChannel[WeComConfig]):
         group = self._group(payload)
         if group is None:
             return Outcome.ok()
-        body = build_body(self.config, truncate(group, self.config.max_alerts))
+        body = build_body(self.config, group)
         try:
             key = self.config.resolve_key()
             resp = await self._http().post(
