@@ -92,3 +92,21 @@ def test_notification_failures_go_to_the_fallback_receiver(tmp_path: Path) -> No
         is None
     )
     asyncio.run(service.close())
+
+
+class TickingClock(FakeClock):
+    """Time moves a little on every read, as a real clock does during a tick."""
+
+    def time(self) -> float:
+        self.advance(0.001)
+        return super().time()
+
+
+def test_a_flushed_message_leaves_in_the_same_tick_even_as_time_moves(tmp_path: Path) -> None:
+    clock = TickingClock(1000.0)
+    service = NotifyService(parse_config("", "c.yaml"), SeriesStore(clock), clock, tmp_path)
+    alert = firing(clock.time())
+    service.on_transitions([AlertTransition(alert, AlertState.PENDING, AlertState.FIRING, 1000.0)])
+    asyncio.run(service.tick())  # one tick: flushed, queued and sent (group_wait 0 for critical)
+    assert service.outbox.pending_count() == 0
+    asyncio.run(service.close())

@@ -129,10 +129,11 @@ class NotifyService:
             return
         log.info("notification groups restored", groups=count)
 
-    def _save_groups(self, rows: Iterable[NewRow] = ()) -> None:
-        """Rows and the grouper's state commit together (one transaction)."""
+    def _save_groups(self, rows: Iterable[NewRow] = (), now: float | None = None) -> None:
+        """Rows and the grouper's state commit together (one transaction). ``now`` is the
+        tick's own time: a row written later than the tick's "now" would not be due in it."""
         state = (group_state.STATE_NAME, group_state.dump(self.grouper))
-        self.outbox.enqueue_batch(rows, self.clock.time(), state)
+        self.outbox.enqueue_batch(rows, self.clock.time() if now is None else now, state)
 
     def on_transitions(self, transitions: Iterable[AlertTransition]) -> None:
         for tr in transitions:
@@ -145,7 +146,7 @@ class NotifyService:
         muted = mute_check([self.inhibitor, self.silencer], self.intervals, now)
         flushes = self.grouper.due(now, muted)
         if flushes:
-            self._save_groups([row for f in flushes for row in self._rows(f, now)])
+            self._save_groups([row for f in flushes for row in self._rows(f, now)], now)
         results = await deliver_due(
             self.outbox, self.notifiers, self.policy, now, gates=self.gates, announce=self.announce
         )
