@@ -215,6 +215,8 @@ class Daemon:
         self._snapshot_queued = True
 
         async def write() -> None:
+            async with self._notify_lock:
+                pass  # the message the transition caused goes first: its latency is the point
             self._snapshot_queued = False
             try:
                 await self.write_snapshot()

@@ -80,6 +80,25 @@ def test_file_subscription_ignores_unrelated_names(tmp_path: Path) -> None:
     run(scenario)
 
 
+def test_reading_a_watched_file_is_not_a_change(tmp_path: Path) -> None:
+    rules = tmp_path / "gpu.yaml"
+    rules.write_text("groups: []\n")
+
+    async def scenario() -> None:
+        async with FileWatcher() as watcher:
+            mine, marker = Waker(), Waker()
+            watcher.subscribe(str(rules), mine)
+            watcher.subscribe(str(tmp_path / "marker"), marker)
+            assert rules.read_text() == "groups: []\n"  # open + read + close, as a reload does
+            (tmp_path / "marker").write_text("x")  # delivered after the read's events, if any
+            assert await marker.wait()
+            assert mine.calls == 0
+            rules.write_text("groups: [] # edited\n")
+            assert await mine.wait()
+
+    run(scenario)
+
+
 def test_missing_path_is_watched_through_its_nearest_ancestor(tmp_path: Path) -> None:
     target = tmp_path / "a" / "b" / "engine.log"
 

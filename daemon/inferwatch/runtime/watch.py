@@ -103,12 +103,19 @@ class _Bridge(FileSystemEventHandler):
         self._directory = directory
 
     def on_any_event(self, event: FileSystemEvent) -> None:
+        if event.event_type in _NOT_A_CHANGE:
+            return  # someone read the file (the daemon itself, reloading): nothing changed
         if event.event_type == "modified" and os.fsdecode(event.src_path) == self._directory:
             return  # "the directory changed" accompanies every create/delete: no information
         names = {_name_in(self._directory, event.src_path)}
         if event.dest_path:
             names.add(_name_in(self._directory, event.dest_path))
         self._watcher.from_thread(self._directory, names)
+
+
+_NOT_A_CHANGE = frozenset({"opened", "closed_no_write"})
+"""watchdog >= 5 also reports opens and read-only closes; reacting to them turns every read of a
+watched file (a rule reload reads its files) into another "change", for ever."""
 
 
 class _OverflowHook(logging.Handler):
