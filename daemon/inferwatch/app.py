@@ -178,11 +178,15 @@ class Daemon:
             log.error("final snapshot failed", error=repr(exc))
         if self.server is not None:
             await self.server.stop()
+        self.rules.sink = (
+            None  # evaluations still queued on the loop must not reach a closed outbox
+        )
         if self.notify is not None:
             await self.notify.close()
         self.watcher.stop(timeout=0.5)
+        if not self.pool.shutdown(timeout=max(0.2, deadline - time.monotonic())):
+            log.warning("a blocking call is still running at exit")
         self._close_state()
-        self.pool.shutdown()
         log.info("inferwatch stopped")
 
     def _close_state(self) -> None:

@@ -42,7 +42,8 @@ class Bus:
             except asyncio.QueueFull:
                 pass
             try:
-                await asyncio.wait_for(queue.put(record), self.put_timeout)
+                async with asyncio.timeout(self.put_timeout):
+                    await queue.put(record)
             except TimeoutError:
                 self.telemetry.dropped(name)
 
@@ -67,9 +68,8 @@ class Bus:
     async def drain(self, timeout: float) -> bool:
         """Wait until every queued record is handled; False if time ran out."""
         try:
-            await asyncio.wait_for(
-                asyncio.gather(*(q.join() for q in self._queues.values())), timeout
-            )
+            async with asyncio.timeout(timeout):
+                await asyncio.gather(*(q.join() for q in self._queues.values()))
         except TimeoutError:
             return False
         return True
@@ -79,6 +79,9 @@ class Bus:
             task.cancel()
         if self._consumers:
             await asyncio.wait(self._consumers, timeout=1.0)
+        for task in self._consumers:
+            if not task.done():
+                log.warning("a record handler did not stop in time", task=task.get_name())
         self._consumers.clear()
 
     def depth(self) -> dict[str, int]:

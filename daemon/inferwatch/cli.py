@@ -27,6 +27,7 @@ def _listen(value: str) -> str:
 
 def cmd_run(args: argparse.Namespace) -> int:
     from inferwatch.app import Daemon
+    from inferwatch.runtime.runner import run_bounded
     from inferwatch.statedir import resolve_state_dir
 
     configure_logging(args.log_level)
@@ -42,7 +43,7 @@ def cmd_run(args: argparse.Namespace) -> int:
         config_path=Path(args.config) if args.config else None,
         listen=args.listen,
     )
-    return asyncio.run(daemon.run())
+    return run_bounded(daemon.run())
 
 
 def cmd_demo(args: argparse.Namespace) -> int:
