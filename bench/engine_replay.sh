@@ -1,27 +1,62 @@
 #!/usr/bin/env bash
-# Engine-log ingest: `inferwatch replay --engine-log` vs `mtail --one_shot` vs `grep -F -c`
-# on the 1 M-line synthetic vLLM log of ../shared/bench/gen_vllm_log.py, side by side, one run.
+# Engine-log ingest: `inferwatch replay --engine-log` (with the shipped rules, and --no-rules) vs
+# `mtail --one_shot` vs `grep -F -c` on the 1 M-line synthetic vLLM log of
+# ../shared/bench/gen_vllm_log.py, side by side, in rounds (ROUNDS, default 3) within one run.
 # Target (issue "Engine pipeline"): replay at >= 10x the speed of mtail.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 shared=${SHARED:-../shared}
 out=${BENCH_OUT:-bench/out}
+rounds=${ROUNDS:-3}
 mkdir -p "$out"
 log="$out/vllm-1m.log"
 [ -f "$log" ] || python3 "$shared/bench/gen_vllm_log.py" "$log" 1000000 > /dev/null
 command -v mtail > /dev/null || { apt-get install -y -q mtail > /dev/null; }
 cat "$log" > /dev/null  # page cache warm for every contender
+echo "cores: $(nproc), load average before: $(cut -d' ' -f1-3 /proc/loadavg)"
+
+# One contender, whole process: "wall user+sys" seconds (children included) to stdout.
 # Output goes to a file: GNU grep stops at the first match when its output is /dev/null.
-secs() { local s e; s=$(date +%s.%N); "$@" > "$out/last.out"; e=$(date +%s.%N); python3 -c "print(f'{$e-$s:.2f}')"; }
-t_mtail=$(secs mtail --one_shot --one_shot_format prometheus --progs "$shared/bench/mtail" --logs "$log")
-t_grep=$(secs env LC_ALL=C grep -F -c 'Avg generation throughput' "$log")
-t_iw=$(secs .venv/bin/inferwatch replay --engine-log "$log" --format jsonl --year 2026)
-python3 - "$t_mtail" "$t_grep" "$t_iw" "$(stat -c %s "$log")" <<'PY'
+timed() {
+  local TIMEFORMAT='%R %U %S' t
+  t=$({ time "$@" > "$out/last.out" 2> "$out/last.err"; } 2>&1)
+  awk '{ printf "%.2f %.2f\n", $1, $2 + $3 }' <<< "$t"
+}
+names=(mtail grep replay replay_no_rules)
+for ((r = 1; r <= rounds; r++)); do
+  timed mtail --one_shot --one_shot_format prometheus --progs "$shared/bench/mtail" --logs "$log" \
+    > "$out/t.mtail.$r"
+  timed env LC_ALL=C grep -F -c 'Avg generation throughput' "$log" > "$out/t.grep.$r"
+  timed .venv/bin/inferwatch replay --engine-log "$log" --format jsonl --year 2026 \
+    > "$out/t.replay.$r"
+  timed .venv/bin/inferwatch replay --no-rules --engine-log "$log" --format jsonl --year 2026 \
+    > "$out/t.replay_no_rules.$r"
+done
+echo "load average after: $(cut -d' ' -f1-3 /proc/loadavg)"
+
+python3 - "$out" "$rounds" "$(stat -c %s "$log")" "${names[@]}" <<'PY'
+import statistics
 import sys
-mtail, grep, iw, size = map(float, sys.argv[1:])
-print(f"file: {size / 1e6:.0f} MB, 1,000,000 lines")
-print(f"mtail --one_shot: {mtail:.2f} s")
-print(f"grep -F -c:       {grep:.2f} s")
-print(f"inferwatch replay: {iw:.2f} s  ({size / iw / 1e6:.0f} MB/s)")
-print(f"speed vs mtail: {mtail / iw:.1f}x   vs grep: {grep / iw:.2f}x")
+
+out, rounds, size, names = sys.argv[1], int(sys.argv[2]), float(sys.argv[3]), sys.argv[4:]
+runs = {
+    n: [tuple(map(float, open(f"{out}/t.{n}.{r}").read().split())) for r in range(1, rounds + 1)]
+    for n in names
+}
+wall = {n: statistics.median(w for w, _ in runs[n]) for n in names}
+label = {
+    "mtail": "mtail --one_shot",
+    "grep": "grep -F -c",
+    "replay": "inferwatch replay (rules)",
+    "replay_no_rules": "inferwatch replay --no-rules",
+}
+print(f"file: {size / 1e6:.0f} MB, 1,000,000 lines; {rounds} rounds, median wall (all: wall/cpu)")
+for n in names:
+    each = "  ".join(f"{w:.2f}/{c:.2f}" for w, c in runs[n])
+    print(f"{label[n]:<30} {wall[n]:6.2f} s   [{each}]")
+for n in ("replay", "replay_no_rules"):
+    print(
+        f"{label[n]}: {size / wall[n] / 1e6:.0f} MB/s, {wall['mtail'] / wall[n]:.1f}x mtail, "
+        f"{wall['grep'] / wall[n]:.2f}x grep"
+    )
 PY

@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from inferwatch.replay import timeline
+from inferwatch.replay import engine_parts, timeline
 from inferwatch.replay.engine_scan import anchor_lines
 from inferwatch.replay.output import Writer
 from inferwatch.replay.runner import Replay, ReplayInputs
@@ -35,7 +35,7 @@ def every_line(path: Path) -> Iterator[tuple[int, bytes]]:
 
 
 def replay_docs(path: Path, monkeypatch: pytest.MonkeyPatch, reader: object) -> list[str]:
-    monkeypatch.setattr(timeline, "anchor_lines", reader)
+    monkeypatch.setattr(timeline, "ENGINE_LINES", reader)
     out = io.StringIO()
     ctx = TimeContext(year=2026, tz=UTC)
     replay = Replay(ReplayInputs(engine_logs=[str(path)]), Writer(out, "jsonl", ctx.tz), ctx)
@@ -63,6 +63,13 @@ def mixed_log(tmp_path: Path) -> Path:
     return path
 
 
+@pytest.mark.xfail(
+    strict=True,
+    reason="known gap, found 2026-11-29 once this test stopped comparing the scan with itself "
+    "(it patched a name engine_records had bound at definition): a timed record without an "
+    "anchor (an autotuner line) dates the timeless start-up lines after it only in the full "
+    "read, and noise records between two NCCL lines change the crash grouping",
+)
 def test_scan_and_full_read_give_the_same_replay(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -71,6 +78,19 @@ def test_scan_and_full_read_give_the_same_replay(
     full = replay_docs(path, monkeypatch, every_line)
     assert len(full) > 100
     assert scanned == full
+
+
+def test_parsing_in_the_workers_replays_like_the_scan(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The default path (scanned and parsed in worker processes, streamed part by part, here
+    one part per 4 KiB) replays exactly like parsing the scanned lines in this process."""
+    path = mixed_log(tmp_path)
+    scanned = replay_docs(path, monkeypatch, anchor_lines)
+    assert len(scanned) > 100
+    monkeypatch.setattr(engine_parts, "PARALLEL_FROM", 0)
+    monkeypatch.setattr(engine_parts, "PART_BYTES", 4096)
+    assert replay_docs(path, monkeypatch, None) == scanned
 
 
 def test_parallel_parts_keep_line_numbers(tmp_path: Path) -> None:

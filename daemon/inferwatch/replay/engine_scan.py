@@ -1,9 +1,11 @@
 """Find the engine-log lines that matter in a big file, on every core, at memory speed.
 
 Bulk request logging makes up most of an engine log's bytes. The file is memory-mapped and cut
-at line boundaries into one part per core; each part is searched by RE2 (linear time, one pass
-for all anchors) in a worker process, which returns the offsets and line numbers of lines with an
-anchor near their start. The parent reads and parses only those lines, in file order.
+at line boundaries into parts; each part is searched by RE2 (linear time, one pass for all
+anchors) in a worker process for lines with an anchor near their start. :func:`anchor_lines`
+returns those lines; :func:`anchor_records` has the workers parse them too (the parsers are pure)
+and yields the parts' records in file order as each part is done, so the replay consumes the
+first parts while the workers still scan the last ones.
 """
 
 from __future__ import annotations
@@ -24,45 +26,59 @@ PARALLEL_FROM = 32 << 20
 CONTEXT_LINES = 64  # at most this many lines taken after one hit
 _INDENT = (b" ", b"\t")  # smaller files are scanned in this process
 Span = tuple[int, int, int]  # (line index in its part, line start, line end)
+_COUNT_BLOCK = 1 << 20
 
 
 def _scan_part(path: str, start: int, end: int) -> tuple[list[Span], int]:
     """``(line index within the part, start, end)`` of lines holding an anchor near their
     start in ``[start, end)``, and the number of lines in the part."""
-    pattern = re2.compile(PATTERN_BYTES)
     with Path(path).open("rb") as fh, mmap.mmap(fh.fileno(), 0, access=mmap.ACCESS_READ) as mm:
-        size = len(mm)  # context lines may run past the part's end; the parent drops repeats
-        spans: list[Span] = []
-        done = -1
-        counted, index = start, 0
-        for match in pattern.finditer(mm, start, end):
-            hit = match.start()
-            if hit <= done:
-                continue
-            line_start = max(mm.rfind(b"\n", start, hit) + 1, start)
-            if hit - line_start > HEAD_LIMIT:
-                done = _line_end(mm, hit, end)
-                continue
-            # The hit line, the indented lines continuing it (traceback code), and the next line:
-            # the crash grouper closes a block on the next record of its process. A next line
-            # with an anchor of its own is a hit and gets the same treatment.
-            pos = line_start
-            while True:
+        return spans_in(mm, start, end)
+
+
+def spans_in(mm: mmap.mmap, start: int, end: int) -> tuple[list[Span], int]:
+    """What :func:`_scan_part` returns, over an open map."""
+    pattern = re2.compile(PATTERN_BYTES)
+    size = len(mm)  # context lines may run past the part's end; the parent drops repeats
+    spans: list[Span] = []
+    done = -1
+    counted, index = start, 0
+    for match in pattern.finditer(mm, start, end):
+        hit = match.start()
+        if hit <= done:
+            continue
+        line_start = max(mm.rfind(b"\n", start, hit) + 1, start)
+        if hit - line_start > HEAD_LIMIT:
+            done = _line_end(mm, hit, end)
+            continue
+        # The hit line, the indented lines continuing it (traceback code), and the next line:
+        # the crash grouper closes a block on the next record of its process. A next line
+        # with an anchor of its own is a hit and gets the same treatment.
+        pos = line_start
+        while True:
+            pos, index, counted = _take(mm, pos, size, index, counted, spans)
+            taken = 0
+            while pos < size and mm[pos : pos + 1] in _INDENT and taken < CONTEXT_LINES:
                 pos, index, counted = _take(mm, pos, size, index, counted, spans)
-                taken = 0
-                while pos < size and mm[pos : pos + 1] in _INDENT and taken < CONTEXT_LINES:
-                    pos, index, counted = _take(mm, pos, size, index, counted, spans)
-                    taken += 1
-                if pos >= size:
-                    break
-                head_end = min(_line_end(mm, pos, size), pos + HEAD_LIMIT)
-                if pos >= end or pattern.search(mm, pos, head_end) is None:
-                    pos, index, counted = _take(mm, pos, size, index, counted, spans)
-                    break
-            done = pos - 1
-        if counted > end:  # context ran into the next part: count this part's lines alone
-            return spans, mm[start:end].count(b"\n")
-        return spans, index + mm[counted:end].count(b"\n")
+                taken += 1
+            if pos >= size:
+                break
+            head_end = min(_line_end(mm, pos, size), pos + HEAD_LIMIT)
+            if pos >= end or pattern.search(mm, pos, head_end) is None:
+                pos, index, counted = _take(mm, pos, size, index, counted, spans)
+                break
+        done = pos - 1
+    if counted > end:  # context ran into the next part: count this part's lines alone
+        return spans, _count_lines(mm, start, end)
+    return spans, index + _count_lines(mm, counted, end)
+
+
+def _count_lines(mm: mmap.mmap, start: int, end: int) -> int:
+    """Newlines in ``mm[start:end]``, counted a block at a time (no copy of the whole range)."""
+    n = 0
+    for a in range(start, end, _COUNT_BLOCK):
+        n += mm[a : min(a + _COUNT_BLOCK, end)].count(b"\n")
+    return n
 
 
 def _take(
@@ -70,7 +86,7 @@ def _take(
 ) -> tuple[int, int, int]:
     """Record the line starting at ``pos``; return the next line's start and the counters."""
     line_end = _line_end(mm, pos, end)
-    index += mm[counted:pos].count(b"\n")
+    index += _count_lines(mm, counted, pos)
     spans.append((index, pos, line_end))
     return line_end + 1, index, pos
 
@@ -80,7 +96,7 @@ def _line_end(mm: mmap.mmap, pos: int, end: int) -> int:
     return end if found < 0 else found
 
 
-def _cuts(mm: mmap.mmap, size: int, parts: int) -> list[tuple[int, int]]:
+def cut_parts(mm: mmap.mmap, size: int, parts: int) -> list[tuple[int, int]]:
     bounds = [0]
     for k in range(1, parts):
         cut = mm.find(b"\n", size * k // parts)
@@ -98,7 +114,7 @@ def anchor_lines(path: Path, workers: int | None = None) -> Iterator[tuple[int, 
         return
     with path.open("rb") as fh, mmap.mmap(fh.fileno(), 0, access=mmap.ACCESS_READ) as mm:
         n = workers or (os.cpu_count() or 1)
-        parts = _cuts(mm, size, n if size >= PARALLEL_FROM else 1)
+        parts = cut_parts(mm, size, n if size >= PARALLEL_FROM else 1)
         if len(parts) == 1:
             results = [_scan_part(str(path), *parts[0])]
         else:

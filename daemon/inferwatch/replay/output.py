@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import math
 from collections.abc import Mapping
 from datetime import datetime, tzinfo
 from typing import Any, TextIO
@@ -16,11 +17,12 @@ def iso(at: float, tz: tzinfo) -> str:
     return datetime.fromtimestamp(at, tz).isoformat()
 
 
-def event_doc(event: Event, tz: tzinfo) -> dict[str, Any]:
-    """``{"kind": "event", "at", "type", "source", "line", …fields}``; fields as in the corpus."""
+def event_doc(event: Event, tz: tzinfo, at: str | None = None) -> dict[str, Any]:
+    """``{"kind": "event", "at", "type", "source", "line", …fields}``; fields as in the corpus
+    (``at``: the event's time already formatted)."""
     doc: dict[str, Any] = {
         "kind": "event",
-        "at": iso(event.at, tz),
+        "at": iso(event.at, tz) if at is None else at,
         "type": event.type,
         "source": event.source,
         "line": event.line,
@@ -38,9 +40,19 @@ class Writer:
         self.out = out
         self.fmt = fmt
         self.tz = tz
+        self._iso: tuple[float, str] = (math.nan, "")  # the last time written, formatted
+
+    def iso(self, at: float) -> str:
+        """:func:`iso` in the writer's zone; events come in runs of one time (one stats
+        window gives several), so the last formatting is kept."""
+        last, text = self._iso
+        if at != last:
+            text = iso(at, self.tz)
+            self._iso = (at, text)
+        return text
 
     def event(self, event: Event) -> None:
-        doc = event_doc(event, self.tz)
+        doc = event_doc(event, self.tz, self.iso(event.at))
         if self.fmt == "jsonl":
             self._json(doc)
             return
@@ -49,7 +61,7 @@ class Writer:
 
     def event_doc(self, at: float, fields: Mapping[str, Any]) -> None:
         """A per-line event that has no event-log counterpart (replay's engine lines)."""
-        doc = {"kind": "event", "at": iso(at, self.tz), **fields}
+        doc = {"kind": "event", "at": self.iso(at), **fields}
         if self.fmt == "jsonl":
             self._json(doc)
             return

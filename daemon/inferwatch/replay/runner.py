@@ -1,8 +1,9 @@
 """The replay loop: merged records on a virtual clock, through the daemon's own pipelines.
 
 Virtual time comes from the records. Before each record the virtual scheduler runs what was due
-(store ticks carrying event counters forward, rule evaluations every ``eval_step``); after it,
-the record's effects are applied and its events printed. Replay never reads the host.
+(store ticks carrying event counters forward, rule evaluations every ``eval_step``, or at a
+group's own longer ``interval``); after it, the record's effects are applied and its events
+printed. Replay never reads the host.
 """
 
 from __future__ import annotations
@@ -34,7 +35,7 @@ from inferwatch.replay.timeline import (
     merged,
 )
 from inferwatch.rules.evaluator import RuleManager
-from inferwatch.rules.ruleset import RuleSet
+from inferwatch.rules.ruleset import RuleGroup, RuleSet
 from inferwatch.runtime.scheduler import VirtualScheduler
 from inferwatch.store.labels import Labels, make_labels
 from inferwatch.store.tsdb import SeriesStore
@@ -88,6 +89,7 @@ class Replay:
         describe_kernel_metrics(self.store)
         describe_engine_metrics(self.store)
         self.rules: RuleManager | None = None
+        self._ticked: dict[RuleGroup, float] = {}  # last tick that ran a group with an interval
         if rule_set is not None and rule_set.groups:
             self.rules = RuleManager(rule_set, self.store, external_labels or {})
             for name, need in rule_set.lookback_by_metric().items():
@@ -187,15 +189,35 @@ class Replay:
             self.store.set(ANCHOR, labels, anchor, now)
             self.store.set(MIN_MAL, labels, min_mal, now)
         if self.rules is not None:
-            self._alerts(self.rules.evaluate_all(now))
+            for group in self._due(now):
+                self._alerts(self.rules.evaluate_group(group, now))
+
+    def _due(self, now: float) -> list[RuleGroup]:
+        """The groups a tick at ``now`` evaluates, in file order: every group, except that one
+        whose own ``interval`` is longer than the step runs at that interval (as in the daemon
+        and Prometheus; a 30 s group counts 30 s samples, never 10 s ones)."""
+        assert self.rules is not None
+        out: list[RuleGroup] = []
+        for group in self.rules.rule_set.groups:
+            interval = group.interval_s
+            if interval is not None and interval > self.eval_step:
+                last = self._ticked.get(group)
+                if last is not None and last <= now < last + interval - 1e-9:
+                    continue
+                self._ticked[group] = now
+            out.append(group)
+        return out
 
     def _on_change(self, name: str, _labels: Labels, _t: float) -> None:
         """An event counter moved: evaluate the groups reading it now, as the daemon does."""
         if self.rules is None:
             return
+        reading = self.rules.rules_reading(name)
+        if not reading:
+            return
         now = self.clock.time()
         for group in self.rules.rule_set.groups:
-            if group in self.rules.rules_reading(name):
+            if group in reading:
                 self._alerts(self.rules.evaluate_group(group, now))
 
     def _alerts(self, transitions: list[AlertTransition]) -> None:

@@ -19,7 +19,7 @@ from inferwatch.parsers.engine import parse_engine_line
 from inferwatch.parsers.engine_time import engine_time
 from inferwatch.parsers.kernel import KernelLine, RecordAssembler, parse_kernel_line
 from inferwatch.parsers.kernel_precheck import INTERESTING_BYTES
-from inferwatch.replay.engine_scan import anchor_lines
+from inferwatch.replay.engine_parts import Hit, anchor_records
 
 
 @dataclass(frozen=True, slots=True)
@@ -151,25 +151,45 @@ def _record_end(work: bytes, pos: int) -> int:
 
 
 LineSource = Callable[[Path], Iterable[tuple[int, bytes]]]
+ENGINE_LINES: LineSource | None = None
+"""Where engine lines come from: None is the parallel scan with parsing in its workers
+(:func:`anchor_records`); a line source (``anchor_lines``, every line) is parsed here."""
+
+
+def _parsed(lines: Iterable[tuple[int, bytes]], ctx: TimeContext) -> Iterator[Hit]:
+    year, tz = ctx.year, ctx.tz
+    for number, raw in lines:
+        text = raw.decode("utf-8", "replace")
+        record = parse_engine_line(text)
+        if record is not None:
+            yield number, text, record, engine_time(record.prefix, year=year, tz=tz)
 
 
 def engine_records(
-    path: Path, index: int, ctx: TimeContext, source: str, lines: LineSource = anchor_lines
+    path: Path, index: int, ctx: TimeContext, source: str, lines: LineSource | None = None
 ) -> Iterator[TimedRecord]:
     """Engine lines that can become records (found by the parallel anchor scan), parsed, with
-    their times."""
-    last_at = 0.0
-    year, tz = ctx.year, ctx.tz
-    for number, raw in lines(path):
-        text = raw.decode("utf-8", "replace")
-        record = parse_engine_line(text)
-        if record is None:
-            continue
-        at = engine_time(record.prefix, year=year, tz=tz)
-        if at is None:
+    their times. Records before the file's first timed one (an access-log line, a traceback)
+    take that first time: the epoch would put hours of empty virtual time before the log."""
+    reader = lines or ENGINE_LINES
+    hits = anchor_records(path, ctx.year, ctx.tz) if reader is None else _parsed(reader(path), ctx)
+    last_at: float | None = None
+    early: list[tuple[int, str, object]] = []
+    for number, text, record, own in hits:
+        if own is None:
+            if last_at is None:
+                early.append((number, text, record))
+                continue
             at = last_at
+        else:
+            at = own
+            for n, t, r in early:
+                yield TimedRecord(at, index, n, source, "engine", t, r)
+            early.clear()
         last_at = at
         yield TimedRecord(at, index, number, source, "engine", text, record)
+    for n, t, r in early:  # no timed record at all
+        yield TimedRecord(0.0, index, n, source, "engine", t, r)
 
 
 Reader = Callable[[Path, int, TimeContext, str], Iterator[TimedRecord]]

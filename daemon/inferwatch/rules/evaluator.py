@@ -22,7 +22,9 @@ from inferwatch.alerts.lifecycle import RESOLVED_RETENTION_S, LimitExceeded, Rul
 from inferwatch.alerts.model import Alert, AlertTransition
 from inferwatch.rules import rule_eval as ev
 from inferwatch.rules.outputs import RuleOutputs
-from inferwatch.rules.promql import DEFAULT_OPTIONS, EvalOptions, Vector, evaluate
+from inferwatch.rules.promql import DEFAULT_OPTIONS, EvalOptions, Vector
+from inferwatch.rules.promql_context import Ctx
+from inferwatch.rules.promql_index import cache_for
 from inferwatch.rules.rule_status import GroupOutcome, RuleError, RuleStatus
 from inferwatch.rules.ruleset import AlertingRule, Rule, RuleGroup, RuleKey, RuleSet
 from inferwatch.rules.templates import QueryResult
@@ -73,6 +75,9 @@ class RuleManager:
         self._states: dict[StateKey, _RuleState] = {}
         self._group_last: dict[tuple[str, str], float] = {}
         self._reading: dict[str, frozenset[RuleGroup]] = {}
+        self._keys: dict[RuleGroup, list[StateKey]] = {}
+        self._expansions = ev.Expansions()
+        self._selections = cache_for(store)
         self._restore: dict[RuleKey, list[Alert]] = {}
         self._saved_at = 0.0
         self.swap(rule_set, 0.0)
@@ -103,6 +108,8 @@ class RuleManager:
         self._group_last = {k: v for k, v in self._group_last.items() if k in groups}
         self._rule_set = rule_set
         self._reading = {}
+        self._keys = {group: _group_keys(group) for group in rule_set.groups}
+        self._expansions = ev.Expansions()
         return gone
 
     def interval_of(self, group: RuleGroup) -> float:
@@ -141,11 +148,13 @@ class RuleManager:
         query = ev.template_query(self.store, ts, self.options, self._queries)
         transitions: list[AlertTransition] = []
         errors: list[RuleError] = []
-        for rule, key in zip(group.rules, _group_keys(group), strict=True):
+        keys = self._keys.get(group) or _group_keys(group)
+        ctx = Ctx(self.store, float(ts), self.options, self._selections)
+        for rule, key in zip(group.rules, keys, strict=True):
             state = self._states[key]
             failure = ""
             try:
-                vec = ev.as_vector(evaluate(rule.query, self.store, ts, self.options))
+                vec = ev.as_vector(rule.query.run(ctx))  # promql.evaluate, one Ctx per group
                 if isinstance(rule, AlertingRule):
                     transitions.extend(self._alerting(group, rule, state, vec, query, t))
                 else:
@@ -175,7 +184,11 @@ class RuleManager:
         t: float,
     ) -> list[AlertTransition]:
         assert state.alerts is not None
-        found = ev.candidates(rule, vec, self.external_labels, self.external_url, query)
+        idle = not vec and not len(state.alerts) and not state.outputs.previous
+        if idle and rule.key not in self._restore:
+            return []  # nothing found, held or written: the full path would change nothing
+        found = ev.candidates(rule, vec, self.external_labels, self.external_url, query,
+                              self._expansions)  # fmt: skip
         for alert in self._restore.pop(rule.key, ()):
             back = saved.restored(alert, t, rule.for_s, self._saved_at, self.restore_policy)
             if back is not None:

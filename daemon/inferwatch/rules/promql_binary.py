@@ -26,6 +26,7 @@ from inferwatch.rules.promql_ast import (
 )
 from inferwatch.rules.promql_context import Compiler, Ctx, ScalarFn, VectorFn
 from inferwatch.rules.promql_gofloat import go_div, go_mod, go_pow
+from inferwatch.rules.promql_safe import cannot_fail
 from inferwatch.rules.promql_types import (
     EvalError,
     Sample,
@@ -89,14 +90,23 @@ def build_vector_binary(node: Binary, c: Compiler) -> VectorFn:
         labels=(),
     )
     sig = signature(matching)
-    if node.op == "and":
-        return lambda ctx: _and(lhs(ctx), rhs(ctx), sig)
     if node.op == "or":
         return lambda ctx: _or(lhs(ctx), rhs(ctx), sig)
-    if node.op == "unless":
-        return lambda ctx: _unless(lhs(ctx), rhs(ctx), sig)
-    match = _Matcher(node.op, matching, node.return_bool, sig)
-    return lambda ctx: match(lhs(ctx), rhs(ctx))
+    if node.op == "and":
+        op: Callable[[Vector, Vector], Vector] = lambda a, b: _and(a, b, sig)  # noqa: E731
+    elif node.op == "unless":
+        op = lambda a, b: _unless(a, b, sig)  # noqa: E731
+    else:
+        op = _Matcher(node.op, matching, node.return_bool, sig)
+    if not cannot_fail(node.rhs):
+        return lambda ctx: op(lhs(ctx), rhs(ctx))
+
+    def lazy(ctx: Ctx) -> Vector:
+        # An empty left side gives an empty result, and this right side cannot fail: skip it.
+        left = lhs(ctx)
+        return op(left, rhs(ctx)) if left else []
+
+    return lazy
 
 
 def _vector_scalar(node: Binary, vec: VectorFn, scalar: ScalarFn, *, swap: bool) -> VectorFn:

@@ -218,7 +218,10 @@ def quantile(q: float, values: Sequence[float]) -> float:
         return -INF
     if q > 1:
         return INF
-    ordered = sorted(values, key=lambda v: (not math.isnan(v), v if not math.isnan(v) else 0.0))
+    if math.isnan(sum(values)):  # a NaN somewhere (or +Inf and -Inf)
+        ordered = sorted(values, key=lambda v: (not math.isnan(v), v if not math.isnan(v) else 0.0))
+    else:  # no NaN: the plain order is the same, ties kept in place alike
+        ordered = sorted(values)
     n = len(ordered)
     rank = q * (n - 1)
     lower = max(0, math.floor(rank))

@@ -78,23 +78,27 @@ class SelectionCache:
     """Selections and family indexes of one store."""
 
     def __init__(self) -> None:
-        self._entries: dict[str, tuple[tuple[str, int], list[Series]]] = {}
+        self._entries: dict[str, tuple[int, tuple[str, int], list[Series]]] = {}
         self._families: dict[str, _FamilyIndex] = {}
 
     def series(self, store: SeriesStore, sel: VectorSelector) -> list[Series]:
+        hit = self._entries.get(sel.key)
+        generation = store.generation
+        if hit is not None and hit[0] == generation:
+            return hit[2]  # no series joined the store since: the selection stands
         name = family_name(sel)
         if name is None:
             token = ("", store.series_count())
         else:
             family = store.family(name)
             token = (name, len(family) if isinstance(family, Sized) else -1)
-        hit = self._entries.get(sel.key)
-        if hit is not None and hit[0] == token and token[1] >= 0:
-            return hit[1]
+        if hit is not None and hit[1] == token and token[1] >= 0:
+            self._entries[sel.key] = (generation, token, hit[2])
+            return hit[2]
         found = self._select(store, sel, name, token[1])
         if len(self._entries) >= _MAX_ENTRIES:
             self._entries.clear()
-        self._entries[sel.key] = (token, found)
+        self._entries[sel.key] = (generation if token[1] >= 0 else -1, token, found)
         return found
 
     def _select(

@@ -14,7 +14,7 @@ from math import isnan
 from inferwatch.rules.promql_ast import MatrixSelector, VectorSelector
 from inferwatch.rules.promql_context import Ctx
 from inferwatch.rules.promql_types import Sample, Vector
-from inferwatch.store.series import Series, is_stale
+from inferwatch.store.series import STALE_NAN, Series, is_stale
 
 
 def ref_time(ctx: Ctx, sel: VectorSelector) -> float:
@@ -45,9 +45,31 @@ def instant(ctx: Ctx, sel: VectorSelector, *, stamp: bool = False) -> Vector:
     return out
 
 
+_MARKER = array("d", [STALE_NAN]).tobytes()  # the marker's bytes in the array's own layout
+
+
 def _drop_markers(ts: array[float], vs: array[float]) -> tuple[array[float], array[float]]:
-    keep = [i for i, v in enumerate(vs) if not (isnan(v) and is_stale(v))]
-    return array("d", (ts[i] for i in keep)), array("d", (vs[i] for i in keep))
+    """The window without its staleness markers, found by their bit pattern (other NaNs stay);
+    the runs between markers are copied whole."""
+    raw = vs.tobytes()
+    width = vs.itemsize
+    out_ts, out_vs = array("d"), array("d")
+    kept = 0  # first index not copied yet
+    pos = raw.find(_MARKER)
+    while pos >= 0:
+        if pos % width:  # the pattern straddling two samples: not a marker
+            pos = raw.find(_MARKER, pos + 1)
+            continue
+        i = pos // width
+        out_ts.extend(ts[kept:i])
+        out_vs.extend(vs[kept:i])
+        kept = i + 1
+        pos = raw.find(_MARKER, pos + width)
+    if kept == 0:
+        return ts, vs
+    out_ts.extend(ts[kept:])
+    out_vs.extend(vs[kept:])
+    return out_ts, out_vs
 
 
 def windows(ctx: Ctx, msel: MatrixSelector) -> Iterator[tuple[Series, array[float], array[float]]]:

@@ -11,6 +11,7 @@ rule's evaluation time. A duplicate label set fails the rule, as in Prometheus.
 from __future__ import annotations
 
 import math
+import struct
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 
@@ -34,6 +35,7 @@ from inferwatch.rules.template_builtins import FuncError
 from inferwatch.rules.templates import (
     QueryResult,
     QuerySample,
+    Template,
     TemplateData,
     expand_for_rule,
 )
@@ -122,20 +124,55 @@ def template_query(
     return run
 
 
+class Expansions:
+    """Expanded rule templates by what they can depend on: a template that never calls
+    ``query`` is a pure function of its text and its dot (the sample's labels and exact value,
+    the external labels and URL). An alert held for minutes expands the same annotations at
+    every evaluation; this keeps them."""
+
+    def __init__(self, size: int = 4096) -> None:
+        self._size = size
+        self._done: dict[tuple[object, ...], str] = {}
+
+    def expand(
+        self,
+        template: Template,
+        data: TemplateData,
+        context: tuple[object, ...],
+        query: Callable[[str], QueryResult],
+    ) -> str:
+        """``context``: what else the dot holds (labels with name, value bits, externals)."""
+        if self._size <= 0 or "query" in template.source:
+            return expand_for_rule(template, data, query)
+        key = (template.name, template.source, *context)
+        text = self._done.get(key)
+        if text is None:
+            text = expand_for_rule(template, data, query)
+            if len(self._done) >= self._size:
+                self._done.clear()
+            self._done[key] = text
+        return text
+
+
 def candidates(
     rule: AlertingRule,
     vec: Vector,
     external_labels: Mapping[str, str],
     external_url: str,
     query: Callable[[str], QueryResult],
+    expansions: Expansions | None = None,
 ) -> list[Candidate]:
     out: list[Candidate] = []
     seen: set[Labels] = set()
+    memo = expansions or Expansions(0)
+    outside = (tuple(external_labels.items()), external_url)
     for s in vec:
-        data = TemplateData(dict(s.metric()), external_labels, external_url, s.value)
+        metric = s.metric()
+        data = TemplateData(dict(metric), external_labels, external_url, s.value)
+        context = (metric, struct.pack("<d", s.value), *outside)
         labels = dict(s.labels)
         for name, template in rule.labels:
-            text = expand_for_rule(template, data, query)
+            text = memo.expand(template, data, context, query)
             if text:
                 labels[name] = text
             else:
@@ -147,7 +184,7 @@ def candidates(
                 "vector contains metrics with the same labelset after applying alert labels"
             )
         seen.add(final)
-        notes = tuple((name, expand_for_rule(t, data, query)) for name, t in rule.annotations)
+        notes = tuple((name, memo.expand(t, data, context, query)) for name, t in rule.annotations)
         out.append(Candidate(final, notes, s.value))
     return out
 

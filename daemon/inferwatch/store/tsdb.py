@@ -49,6 +49,7 @@ class SeriesStore:
         self.rejected_samples = 0
         self._trimmed_at = -math.inf
         self._retention_by_name: dict[str, float] = {}
+        self.generation = 0  # bumped whenever a series joins (readers cache selections on it)
 
     # -- metadata ---------------------------------------------------------------------------
     def describe(self, name: str, kind: Kind, help_text: str) -> None:
@@ -72,6 +73,7 @@ class SeriesStore:
         if s is None:
             s = Series(name, labels, kind, carry_forward=carry)
             family[labels] = s
+            self.generation += 1
             if carry:
                 self._carried.append(s)
         return s
@@ -82,7 +84,11 @@ class SeriesStore:
 
     def set(self, name: str, labels: Labels, value: float, t: float | None = None) -> None:
         """Record a gauge reading."""
-        self._put(self._series(name, labels, Kind.GAUGE), self._t(t), float(value))
+        family = self._by_name.get(name)  # the common case, a known series, without a detour
+        s = family.get(labels) if family is not None else None
+        if s is None:
+            s = self._series(name, labels, Kind.GAUGE)
+        self._put(s, self._t(t), float(value))
 
     def set_counter(self, name: str, labels: Labels, value: float, t: float | None = None) -> None:
         """Mirror a cumulative counter read from elsewhere (resets are the reader's business)."""
@@ -203,5 +209,6 @@ class SeriesStore:
     def restore_series(self, s: Series) -> None:
         family = self._by_name.setdefault(s.name, {})
         family[s.labels] = s
+        self.generation += 1
         if s.carry_forward:
             self._carried.append(s)
