@@ -23,6 +23,7 @@ class CounterInc:
     delta: float
     at: float
     alertable: bool = True  # False: an old record counted as a baseline, never as news
+    wake: bool = True  # False: a throughput counter; rules reading it wait for their interval
 
 
 @dataclass(frozen=True, slots=True)
@@ -53,7 +54,7 @@ def apply(effects: Iterable[Effect], store: SeriesStore) -> list[Event]:
     for effect in effects:
         if isinstance(effect, CounterInc):
             if effect.alertable:
-                store.inc(effect.name, effect.labels, effect.delta, effect.at)
+                store.inc(effect.name, effect.labels, effect.delta, effect.at, wake=effect.wake)
             else:
                 store.inc_baseline(effect.name, effect.labels, effect.delta)
         elif isinstance(effect, GaugeSet):

@@ -153,7 +153,7 @@ class EngineLogDeriver:
         self._last_stats[dp] = at
         span = at - prev if prev is not None else 0.0
         tokens = decode * span if 0 < span <= MAX_WINDOW_S else 0.0
-        out.append(CounterInc(n.GENERATED, self._lab(dp), tokens, at))
+        out.append(CounterInc(n.GENERATED, self._lab(dp), tokens, at, wake=False))
 
     def _settle(self, spec: SpecWindow | None = None, steps: float | None = None) -> None:
         w, self._pending = self._pending, None

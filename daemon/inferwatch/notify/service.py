@@ -160,7 +160,7 @@ class NotifyService:
             labels = make_labels(
                 {"receiver": row.receiver, "integration": row.integration, "outcome": outcome_label}
             )
-            self.store.inc(NOTIFICATIONS, labels, 1.0, now)
+            self.store.inc(NOTIFICATIONS, labels, 1.0, now, wake=False)
             if outcome.kind is OutcomeKind.OK:
                 where = make_labels({"receiver": row.receiver, "integration": row.integration})
                 took = max(0.0, self.clock.time() - row.created_at)

@@ -35,9 +35,9 @@ def observe(
     base = dict(labels)
     for bound in (*buckets, math.inf):
         le = make_labels({**base, "le": _le(bound)})
-        store.inc(f"{name}_bucket", le, 1.0 if value <= bound else 0.0, t)
-    store.inc(f"{name}_sum", labels, value, t)
-    store.inc(f"{name}_count", labels, 1.0, t)
+        store.inc(f"{name}_bucket", le, 1.0 if value <= bound else 0.0, t, wake=False)
+    store.inc(f"{name}_sum", labels, value, t, wake=False)
+    store.inc(f"{name}_count", labels, 1.0, t, wake=False)
 
 
 def histogram_base(series_name: str, is_histogram: set[str]) -> str | None:

@@ -94,8 +94,18 @@ class SeriesStore:
         """Mirror a cumulative counter read from elsewhere (resets are the reader's business)."""
         self._put(self._series(name, labels, Kind.COUNTER), self._t(t), float(value))
 
-    def inc(self, name: str, labels: Labels, delta: float = 1.0, t: float | None = None) -> float:
-        """Increment an event counter and tell the listeners; returns the new value."""
+    def inc(
+        self,
+        name: str,
+        labels: Labels,
+        delta: float = 1.0,
+        t: float | None = None,
+        *,
+        wake: bool = True,
+    ) -> float:
+        """Increment an event counter and tell the listeners (``wake=False`` for a steady
+        throughput counter: the rules reading it run at their interval, not on each step);
+        returns the new value."""
         s = self._series(name, labels, Kind.COUNTER, carry=True)
         last = s.last_real()
         value = (last[1] if last else 0.0) + delta
@@ -105,8 +115,9 @@ class SeriesStore:
             # An event older than what we hold (a late record): count it now, never rewrite history.
             when = newest[0]
         self._put(s, when, value)
-        for listener in self._listeners:
-            listener(name, labels, when)
+        if wake:
+            for listener in self._listeners:
+                listener(name, labels, when)
         return value
 
     def inc_baseline(
