@@ -9,6 +9,8 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import copy
+import math
 import os
 import signal
 import time
@@ -49,6 +51,7 @@ from inferwatch.telemetry import Telemetry
 log = get_logger(__name__)
 TICK_S = 1.0
 OUTBOX_KEEP_S = 7 * 86400.0
+TRANSITION_SNAPSHOT_S = 2.0
 SNAPSHOT_EVERY_S = 30.0
 STOP_BUDGET_S = 4.5
 IO_TIMEOUT_S = 10.0
@@ -104,6 +107,7 @@ class Daemon:
         self._notify_lock = asyncio.Lock()
         self._snapshot_lock = asyncio.Lock()
         self._snapshot_queued = False
+        self._snapshot_mono = -math.inf
         self._background: set[asyncio.Future[None]] = set()
         self._reload = asyncio.Event()
 
@@ -217,6 +221,9 @@ class Daemon:
         if self._snapshot_queued:
             return
         self._snapshot_queued = True
+        # at most one every TRANSITION_SNAPSHOT_S: a burst of transitions (a restart reading a
+        # full kernel ring buffer) must not turn into a snapshot per record
+        wait = TRANSITION_SNAPSHOT_S - (time.monotonic() - self._snapshot_mono)
 
         async def write() -> None:
             async with self._notify_lock:
@@ -227,19 +234,23 @@ class Daemon:
             except Exception as exc:  # the periodic snapshot will try again
                 log.error("snapshot after an alert transition failed", error=repr(exc))
 
-        task = asyncio.ensure_future(write())
-        self._background.add(task)
-        task.add_done_callback(self._background.discard)
+        def start() -> None:
+            task = asyncio.ensure_future(write())
+            self._background.add(task)
+            task.add_done_callback(self._background.discard)
+
+        asyncio.get_running_loop().call_later(max(0.0, wait), start)
 
     async def _write_snapshot(self, timeout: float) -> None:
         now = self.clock.time()
         for source in [*self.built.sources, *self.built.polled]:
             if isinstance(source, Checkpointed):
                 self.checkpoints[str(getattr(source, "name", ""))] = source.checkpoint()
-        payload = snapshot.dump(self.store, dict(self.checkpoints), now)
-        await self.pool.run(timeout, snapshot.write_atomic, self.state_dir / SNAPSHOT_FILE, payload)
+        doc = snapshot.capture(self.store, copy.deepcopy(self.checkpoints), now)
+        await self.pool.run(timeout, snapshot.encode_and_write, self.state_dir / SNAPSHOT_FILE, doc)
         await self.pool.run(timeout, self.rules.save)
         self.last_snapshot = now
+        self._snapshot_mono = time.monotonic()
         self.telemetry.snapshot_ok(now)
 
     # -- sources ----------------------------------------------------------------------------

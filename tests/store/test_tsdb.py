@@ -48,9 +48,11 @@ def test_event_counter_carries_forward_and_never_goes_stale() -> None:
     s = st.get("xid_total", labels)
     assert s is not None
     assert st.current(s) == 1.0
-    ts, vs = s.window(clock.time() - 10, clock.time())
-    assert len(ts) == 11 and set(vs) == {1.0}
+    ts, vs = s.window(clock.time() - 60, clock.time())
+    assert len(ts) == 7 and set(vs) == {1.0}  # one carried sample every 10 s
+    assert all(b - a == 10.0 for a, b in zip(ts, ts[1:], strict=False))
     assert st.inc("xid_total", labels) == 2.0
+    assert s.last() == (clock.time(), 2.0)  # an event is a sample at once, between carries
 
 
 def test_late_event_is_counted_now_not_in_the_past() -> None:

@@ -44,6 +44,12 @@ def _decode(text: str) -> array[float]:
 
 def dump(store: SeriesStore, checkpoints: dict[str, Any], now: float) -> bytes:
     """Serialise in the event loop thread (consistent state); the caller writes it elsewhere."""
+    return encode(capture(store, checkpoints, now))
+
+
+def capture(store: SeriesStore, checkpoints: dict[str, Any], now: float) -> dict[str, Any]:
+    """The snapshot as a document of fresh objects, taken in the event loop thread (the store is
+    not thread-safe); :func:`encode` (JSON and zlib, most of the cost) may then run elsewhere."""
     rows = []
     for s in store.all_series():
         ts, vs = s.samples()
@@ -59,8 +65,15 @@ def dump(store: SeriesStore, checkpoints: dict[str, Any], now: float) -> bytes:
                 "v": _encode(vs),
             }
         )
-    doc = {"version": 1, "written_at": now, "series": rows, "checkpoints": checkpoints}
+    return {"version": 1, "written_at": now, "series": rows, "checkpoints": checkpoints}
+
+
+def encode(doc: dict[str, Any]) -> bytes:
     return MAGIC + zlib.compress(json.dumps(doc, separators=(",", ":")).encode(), 3)
+
+
+def encode_and_write(path: Path, doc: dict[str, Any]) -> None:
+    write_atomic(path, encode(doc))
 
 
 def write_atomic(path: Path, payload: bytes) -> None:

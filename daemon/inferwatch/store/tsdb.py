@@ -18,6 +18,7 @@ from inferwatch.store.series import STALE_NAN, Kind, Series, is_stale
 
 DEFAULT_RETENTION_S = 2 * 3600.0
 STALE_AFTER_S = 300.0
+CARRY_EVERY_S = 10.0
 TRIM_EVERY_S = 60.0  # retention is coarse: trimming every tick would only cost time
 
 ChangeListener = Callable[[str, Labels, float], None]
@@ -152,11 +153,13 @@ class SeriesStore:
         self._listeners.append(listener)
 
     def tick(self, t: float | None = None) -> None:
-        """Carry event counters forward to ``t`` and apply retention."""
+        """Carry event counters forward (a sample every :data:`CARRY_EVERY_S`, as a scrape would
+        see them: dense enough for ``increase``/``offset``, sparse enough that a range over
+        hundreds of quiet Xid counters stays cheap) and apply retention."""
         now = self._t(t)
         for s in self._carried:
             last = s.last()
-            if last is not None and last[0] < now and not is_stale(last[1]):
+            if last is not None and now - last[0] >= CARRY_EVERY_S and not is_stale(last[1]):
                 s.append(now, last[1])
         if now - self._trimmed_at >= TRIM_EVERY_S or now < self._trimmed_at:
             self.trim(now)
