@@ -271,3 +271,35 @@ def test_templates_query_the_store_at_the_evaluation_time() -> None:
     m = RuleManager(rules(QUERY), s)
     (t,) = m.evaluate_all(60.0)
     assert t.alert.annotation("other") == "7"
+
+
+TARGETED = """
+groups:
+  - name: gpu
+    interval: 30s
+    rules:
+      - alert: FellOff
+        expr: increase(xid_total{xid="79"}[5m]) > 0
+      - alert: OtherXid
+        expr: increase(xid_total{xid!="79"}[5m]) > 0
+      - alert: AnyName
+        expr: '{__name__=~"xid_.*", job="a"} > 100'
+"""
+
+
+def test_a_change_re_runs_only_the_rules_that_can_see_that_series() -> None:
+    s = store()
+    m = RuleManager(rules(TARGETED), s, {})
+    (group,) = m.rule_set.groups
+    assert m.touched(group, "xid_total", (("xid", "79"),)) == frozenset({0})
+    assert m.touched(group, "xid_total", (("job", "a"), ("xid", "31"))) == frozenset({1, 2})
+    assert m.touched(group, "other_total", (("xid", "79"),)) == frozenset()
+    assert m.touched(rules(RECORD).groups[0], "x", A) is None  # records: the whole group
+    s.inc("xid_total", (("xid", "79"),), 1.0, 0.0)
+    s.inc("xid_total", (("xid", "79"),), 1.0, 10.0)
+    out = m.evaluate_rules(group, 10.0, frozenset({0}))
+    assert [t.alert.name for t in out] == ["FellOff"]
+    # the group's own schedule did not move: its interval evaluation is still due
+    assert (group.file, group.name) not in m._group_last
+    m.evaluate_due(10.0)
+    assert m._group_last[(group.file, group.name)] == 10.0

@@ -23,12 +23,33 @@ from inferwatch.alerts.model import Alert, AlertTransition
 from inferwatch.rules import rule_eval as ev
 from inferwatch.rules.outputs import RuleOutputs
 from inferwatch.rules.promql import DEFAULT_OPTIONS, EvalOptions, Vector
+from inferwatch.rules.promql_ast import MatrixSelector, selectors
 from inferwatch.rules.promql_context import Ctx
 from inferwatch.rules.promql_index import cache_for
 from inferwatch.rules.rule_status import GroupOutcome, RuleError, RuleStatus
 from inferwatch.rules.ruleset import AlertingRule, Rule, RuleGroup, RuleKey, RuleSet
 from inferwatch.rules.templates import QueryResult
+from inferwatch.store.labels import Labels
 from inferwatch.store.tsdb import SeriesStore
+
+MISSING_TOUCH: frozenset[int] = frozenset({-1})
+"""Cache sentinel (a real answer is None or a set of non-negative indices)."""
+
+
+def _sees(rule: Rule, metric: str, labels: Labels) -> bool:
+    """Whether a selector of ``rule`` (its expression or a template's query literal) matches
+    the series (``metric``, ``labels``); a selector without a metric name always may."""
+    queries = (rule.query, *rule.query_literals) if isinstance(rule, AlertingRule) else ()
+    values = {**dict(labels), "__name__": metric}
+    for query in queries or (rule.query,):
+        for found in selectors(query.ast):
+            sel = found.selector if isinstance(found, MatrixSelector) else found
+            if sel.name is not None and sel.name != metric:
+                continue
+            if all(m.matches(values.get(m.name, "")) for m in sel.matchers):
+                return True
+    return False
+
 
 DEFAULT_INTERVAL_S = 1.0
 
@@ -75,6 +96,7 @@ class RuleManager:
         self._states: dict[StateKey, _RuleState] = {}
         self._group_last: dict[tuple[str, str], float] = {}
         self._reading: dict[str, frozenset[RuleGroup]] = {}
+        self._touched: dict[tuple[RuleGroup, str, Labels], frozenset[int] | None] = {}
         self._keys: dict[RuleGroup, list[StateKey]] = {}
         self._expansions = ev.Expansions()
         self._selections = cache_for(store)
@@ -108,6 +130,7 @@ class RuleManager:
         self._group_last = {k: v for k, v in self._group_last.items() if k in groups}
         self._rule_set = rule_set
         self._reading = {}
+        self._touched = {}
         self._keys = {group: _group_keys(group) for group in rule_set.groups}
         self._expansions = ev.Expansions()
         return gone
@@ -143,14 +166,43 @@ class RuleManager:
     def evaluate_group(self, group: RuleGroup, t: float) -> list[AlertTransition]:
         return list(self.evaluate_group_outcome(group, t).transitions)
 
-    def evaluate_group_outcome(self, group: RuleGroup, t: float) -> GroupOutcome:
+    def touched(self, group: RuleGroup, metric: str, labels: Labels) -> frozenset[int] | None:
+        """Indices of the group's rules that can see a change of series (``metric``,
+        ``labels``): a selector of theirs matches it. None = evaluate the whole group (it
+        records something, or a selector has no metric name)."""
+        key = (group, metric, labels)
+        found = self._touched.get(key, MISSING_TOUCH)
+        if found is not MISSING_TOUCH:
+            return found
+        result: frozenset[int] | None = frozenset(
+            i for i, rule in enumerate(group.rules) if _sees(rule, metric, labels)
+        )
+        if any(not isinstance(r, AlertingRule) for r in group.rules):
+            result = None
+        if len(self._touched) > 10_000:
+            self._touched.clear()
+        self._touched[key] = result
+        return result
+
+    def evaluate_rules(
+        self, group: RuleGroup, t: float, only: frozenset[int]
+    ) -> list[AlertTransition]:
+        """Evaluate some alerting rules of a group now (a series they read changed); the
+        group's own schedule is not moved."""
+        return list(self.evaluate_group_outcome(group, t, only).transitions)
+
+    def evaluate_group_outcome(
+        self, group: RuleGroup, t: float, only: frozenset[int] | None = None
+    ) -> GroupOutcome:
         ts = t - group.query_offset_s
         query = ev.template_query(self.store, ts, self.options, self._queries)
         transitions: list[AlertTransition] = []
         errors: list[RuleError] = []
         keys = self._keys.get(group) or _group_keys(group)
         ctx = Ctx(self.store, float(ts), self.options, self._selections)
-        for rule, key in zip(group.rules, keys, strict=True):
+        for index, (rule, key) in enumerate(zip(group.rules, keys, strict=True)):
+            if only is not None and index not in only:
+                continue
             state = self._states[key]
             failure = ""
             try:
@@ -171,7 +223,8 @@ class RuleManager:
             )
             if failure:
                 errors.append(RuleError(group.file, group.name, rule.name, t, failure))
-        self._group_last[(group.file, group.name)] = t
+        if only is None:
+            self._group_last[(group.file, group.name)] = t
         return GroupOutcome(tuple(transitions), tuple(errors))
 
     def _alerting(

@@ -22,7 +22,7 @@ from inferwatch.logsetup import get_logger
 from inferwatch.rules.evaluator import RuleManager
 from inferwatch.rules.loader import load_rule_files
 from inferwatch.rules.rule_paths import expand_rule_paths
-from inferwatch.rules.ruleset import RuleSet
+from inferwatch.rules.ruleset import RuleGroup, RuleSet
 from inferwatch.store.labels import Labels
 from inferwatch.store.series import Kind
 from inferwatch.store.snapshot import write_atomic
@@ -63,7 +63,7 @@ class RuleService:
         self.problems: list[Problem] = []
         self.files: list[str] = []
         self.manager = RuleManager(RuleSet(), store, external_labels, external_url=external_url)
-        self._pending: set[str] = set()
+        self._pending: set[tuple[str, Labels]] = set()
         self._scheduled = False
         store.describe(RELOAD_OK, Kind.GAUGE, "1 when the last load of the rule files succeeded.")
         store.describe(RELOAD_AT, Kind.GAUGE, "Unix time of the last successful rule load.")
@@ -108,11 +108,12 @@ class RuleService:
         self.store.set(RELOAD_OK, (), 0.0 if self.problems else 1.0, now)
         self._timed(lambda: self.manager.evaluate_due(now))
 
-    def on_change(self, name: str, _labels: Labels, _t: float) -> None:
-        """A store listener: evaluate the groups reading ``name`` at the next loop turn."""
+    def on_change(self, name: str, labels: Labels, _t: float) -> None:
+        """A store listener: evaluate, at the next loop turn, the rules that can see the changed
+        series (a new Xid on one GPU re-runs the Xid rules, not every rule reading Xids)."""
         if name == TRANSITIONS or not self.manager.rules_reading(name):
             return
-        self._pending.add(name)
+        self._pending.add((name, labels))
         if not self._scheduled:
             self._scheduled = True
             try:
@@ -122,17 +123,27 @@ class RuleService:
 
     def _evaluate_pending(self) -> None:
         self._scheduled = False
-        names, self._pending = self._pending, set()
-        groups = set()
-        for name in names:
-            groups |= self.manager.rules_reading(name)
+        changed, self._pending = self._pending, set()
+        plan: dict[RuleGroup, set[int] | None] = {}
+        for name, labels in changed:
+            for group in self.manager.rules_reading(name):
+                touched = self.manager.touched(group, name, labels)
+                if touched is None or plan.get(group, set()) is None:
+                    plan[group] = None
+                else:
+                    plan.setdefault(group, set())
+                    plan[group] |= touched  # type: ignore[operator]
         now = self.clock.time()
-        ordered = [g for g in self.manager.rule_set.groups if g in groups]
+        ordered = [g for g in self.manager.rule_set.groups if g in plan]
 
         def run() -> list[AlertTransition]:
             out: list[AlertTransition] = []
             for group in ordered:
-                out.extend(self.manager.evaluate_group(group, now))
+                only = plan[group]
+                if only is None:
+                    out.extend(self.manager.evaluate_group(group, now))
+                elif only:
+                    out.extend(self.manager.evaluate_rules(group, now, frozenset(only)))
             return out
 
         self._timed(run)
