@@ -29,6 +29,7 @@ import argparse
 import json
 import os
 import platform
+import re
 import secrets
 import shutil
 import signal
@@ -365,6 +366,27 @@ class Trial:
     am_starts_at: float | None = None
 
 
+def domains_in_ring() -> set[str]:
+    """PCI domains of every Xid record still in the kernel's ring buffer (earlier runs and the
+    test suite write there too): a trial must use a bus no record names yet."""
+    found: set[str] = set()
+    fd = os.open("/dev/kmsg", os.O_RDONLY | os.O_NONBLOCK)
+    try:
+        while True:
+            try:
+                raw = os.read(fd, 16384)
+            except BlockingIOError:
+                break
+            except BrokenPipeError:
+                continue
+            if not raw:
+                break
+            found.update(m.lower() for m in re.findall(rb"PCI:([0-9a-fA-F]{4}):", raw))
+    finally:
+        os.close(fd)
+    return {f.decode() for f in found}
+
+
 @dataclass
 class Bench:
     args: argparse.Namespace
@@ -373,6 +395,7 @@ class Bench:
     procs: Procs
     base_domain: int = field(default_factory=lambda: 0x1000 + secrets.randbelow(0xC000))
     counter: int = 0
+    used: set[str] | None = None
     trials: list[Trial] = field(default_factory=list)
     daemon_port: int = 0
     daemon_log: Path | None = None
@@ -478,8 +501,13 @@ class Bench:
 
     def one(self, phase: str, paths: list[str], timeout: float) -> Trial:
         self.procs.check()
+        if self.used is None:
+            self.used = domains_in_ring()
         domain = f"{(self.base_domain + self.counter) & 0xFFFF:04x}"
         self.counter += 1
+        while domain in self.used:  # an earlier record with this bus would be matched instead
+            domain = f"{(self.base_domain + self.counter) & 0xFFFF:04x}"
+            self.counter += 1
         bus = f"{domain}:3b:00.0"
         mono, wall = kmsg_write(
             f"NVRM: Xid (PCI:{domain}:3b:00): 79, pid={os.getpid()}, name=bench, "

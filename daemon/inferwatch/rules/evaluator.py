@@ -211,6 +211,7 @@ class RuleManager:
                     transitions.extend(self._alerting(group, rule, state, vec, query, t))
                 else:
                     state.outputs.write(self.store, ev.recorded(rule, vec, group.limit), t)
+                    ctx.memo.clear()  # later rules may read what this one recorded
             except LimitExceeded as exc:
                 transitions.extend(exc.transitions)
                 failure = str(exc)

@@ -79,7 +79,7 @@ class ClosureCompiler:
         if isinstance(node, Call):
             spec = FUNCTIONS[node.func]
             if spec.vector is not None:
-                return spec.vector(node, self)
+                return _memoized(repr(node), spec.vector(node, self))
         elif isinstance(node, Aggregate):
             return build_aggregate(node, self)
         elif isinstance(node, Binary) and value_type(node) is ValueType.VECTOR:
@@ -93,6 +93,18 @@ class ClosureCompiler:
             text = node.value
             return lambda ctx: text
         raise PromQLError(f"expected a string, got {value_type(node)}")
+
+
+def _memoized(key: str, inner: VectorFn) -> VectorFn:
+    """The call's result is computed once per :class:`Ctx` (vectors are never mutated)."""
+
+    def run(ctx: Ctx) -> Vector:
+        found = ctx.memo.get(key)
+        if found is None:
+            found = ctx.memo[key] = inner(ctx)
+        return found
+
+    return run
 
 
 def _negate(inner: VectorFn) -> VectorFn:
