@@ -52,6 +52,7 @@ log = get_logger(__name__)
 TICK_S = 1.0
 OUTBOX_KEEP_S = 7 * 86400.0
 TRANSITION_SNAPSHOT_S = 2.0
+NOTIFY_WAIT_S = 1.0
 SNAPSHOT_EVERY_S = 30.0
 STOP_BUDGET_S = 4.5
 IO_TIMEOUT_S = 10.0
@@ -212,6 +213,11 @@ class Daemon:
             log.info("state restored", series=restored.series, written_at=restored.written_at)
 
     async def write_snapshot(self, timeout: float = IO_TIMEOUT_S) -> None:
+        # A pending notification tick saves its groups first (never alert state without them);
+        # bounded, as a receiver that hangs must not hold the snapshot or a SIGTERM.
+        with contextlib.suppress(TimeoutError):
+            async with asyncio.timeout(min(timeout, NOTIFY_WAIT_S)), self._notify_lock:
+                pass
         async with self._snapshot_lock:  # one writer: the periodic job or a transition's
             await self._write_snapshot(timeout)
 
@@ -226,8 +232,6 @@ class Daemon:
         wait = TRANSITION_SNAPSHOT_S - (time.monotonic() - self._snapshot_mono)
 
         async def write() -> None:
-            async with self._notify_lock:
-                pass  # the message the transition caused goes first: its latency is the point
             self._snapshot_queued = False
             try:
                 await self.write_snapshot()

@@ -91,6 +91,7 @@ class NotifyService:
         backoff = Backoff(retry.retry_initial, max(retry.retry_initial, retry.retry_max))
         self.policy = RetryPolicy(backoff, deadline=retry.max_age)
         self.gates = Gates()
+        self._groups_dirty = False
         self.last: dict[tuple[str, str], dict[str, Any]] = {}
         self.notifiers: dict[tuple[str, str], Notifier] = {}
         self.integrations: dict[str, list[str]] = {}
@@ -136,16 +137,20 @@ class NotifyService:
         self.outbox.enqueue_batch(rows, self.clock.time() if now is None else now, state)
 
     def on_transitions(self, transitions: Iterable[AlertTransition]) -> None:
+        """Groups change here and are saved by the next tick (which the daemon starts at once):
+        until then nothing newer than them is saved either (the snapshot after a transition
+        waits for that tick), so a kill in between re-derives the same alerts after restart."""
         for tr in transitions:
             self.grouper.observe(tr.alert, tr.at)
             self.inhibitor.observe(tr.alert)
-        self._save_groups()
+        self._groups_dirty = True
 
     async def tick(self) -> None:
         now = self.clock.time()
         muted = mute_check([self.inhibitor, self.silencer], self.intervals, now)
         flushes = self.grouper.due(now, muted)
-        if flushes:
+        if flushes or self._groups_dirty:
+            self._groups_dirty = False
             self._save_groups([row for f in flushes for row in self._rows(f, now)], now)
         results = await deliver_due(
             self.outbox, self.notifiers, self.policy, now, gates=self.gates, announce=self.announce
