@@ -3,22 +3,42 @@
 from __future__ import annotations
 
 import argparse
-import asyncio
 import json
 import sys
 from collections.abc import Callable, Sequence
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from inferwatch import __version__
-from inferwatch.config.loader import load_config
-from inferwatch.config.types import parse_listen
 from inferwatch.errors import ConfigError
-from inferwatch.logsetup import configure_logging
+
+if TYPE_CHECKING:
+    import datetime
+
+    from inferwatch.config.models import Config
+
+# Heavy modules (pydantic config models, asyncio, structlog) are imported by the commands that
+# need them: `replay` starts its file scan before any of them load.
+
+
+def load_config(path: str | None) -> Config:
+    from inferwatch.config.loader import load_config as load
+
+    return load(path)
+
+
+def configure_logging(level: str) -> None:
+    from inferwatch.logsetup import configure_logging as configure
+
+    configure(level)
+
 
 Command = Callable[[argparse.Namespace], int]
 
 
 def _listen(value: str) -> str:
+    from inferwatch.config.types import parse_listen
+
     try:
         return parse_listen(value)
     except ValueError as exc:
@@ -50,6 +70,8 @@ def cmd_demo(args: argparse.Namespace) -> int:
     from inferwatch.demo import run_demo
 
     configure_logging(args.log_level)
+    import asyncio
+
     code: int = asyncio.run(run_demo(listen=args.listen, duration=args.duration))
     return code
 
@@ -85,16 +107,6 @@ def cmd_replay(args: argparse.Namespace) -> int:
     import datetime
     import zoneinfo
 
-    from inferwatch.derive.kernel_pipeline import PipelineSettings
-    from inferwatch.replay.output import Writer
-    from inferwatch.replay.runner import Replay, ReplayInputs
-    from inferwatch.replay.timeline import TimeContext
-
-    try:
-        config = load_config(args.config)
-    except ConfigError as exc:
-        print(exc, file=sys.stderr)
-        return 2
     try:
         tz: datetime.tzinfo = zoneinfo.ZoneInfo(args.tz)
     except (zoneinfo.ZoneInfoNotFoundError, ValueError):
@@ -107,9 +119,32 @@ def cmd_replay(args: argparse.Namespace) -> int:
         if not Path(name).is_file():
             print(f"replay: {name}: no such file", file=sys.stderr)
             return 2
+    year = args.year or datetime.datetime.now(tz).year
+    from inferwatch.replay import engine_parts
+
+    for name in args.engine_log:  # the scan runs while the rest of the replay loads
+        engine_parts.start_scan(Path(name), year, tz)
+    try:
+        return _replay(args, tz, year)
+    finally:
+        engine_parts.stop_scans()
+
+
+def _replay(args: argparse.Namespace, tz: datetime.tzinfo, year: int) -> int:
+    import asyncio
+
+    from inferwatch.derive.kernel_pipeline import PipelineSettings
+    from inferwatch.replay.output import Writer
+    from inferwatch.replay.runner import Replay, ReplayInputs
+    from inferwatch.replay.timeline import TimeContext
     from inferwatch.rules.loader import load_rule_files
     from inferwatch.rules.rule_paths import expand_rule_paths
 
+    try:
+        config = load_config(args.config)
+    except ConfigError as exc:
+        print(exc, file=sys.stderr)
+        return 2
     paths, problems = expand_rule_paths([] if args.no_rules else args.rules or config.rule_files)
     rule_set, found = load_rule_files(paths)
     problems += found
@@ -117,7 +152,6 @@ def cmd_replay(args: argparse.Namespace) -> int:
         print(problem, file=sys.stderr)
     if problems:
         return 2
-    year = args.year or datetime.datetime.now(tz).year
     writer = Writer(sys.stdout, args.format, tz)
     replay = Replay(
         ReplayInputs(kernel=list(args.kernel), engine_logs=list(args.engine_log)),
@@ -187,6 +221,8 @@ def cmd_notify_test(args: argparse.Namespace) -> int:
         print(exc, file=sys.stderr)
         return 2
     try:
+        import asyncio
+
         verdicts = asyncio.run(send_test(config, args.receiver))
     except UnknownReceiverError as exc:
         print(f"notify-test: {exc}", file=sys.stderr)

@@ -47,26 +47,75 @@ def _parse_part(path: str, start: int, end: int, year: int, tz: tzinfo) -> PartR
     return out, lines
 
 
-def anchor_records(path: Path, year: int, tz: tzinfo, workers: int | None = None) -> Iterator[Hit]:
-    """Every record of the file's anchor lines, in file order, with 1-based line numbers."""
+class _Scan:
+    """A running parallel scan of one file: its pool and its parts, the first ones submitted."""
+
+    def __init__(self, path: Path, parts: list[tuple[int, int]], year: int, tz: tzinfo, n: int):
+        self.width = min(n, len(parts))
+        self.pool = ProcessPoolExecutor(
+            self.width, mp_context=multiprocessing.get_context("fork"), initializer=_yield
+        )
+        self.jobs = (self.pool.submit(_parse_part, str(path), a, b, year, tz) for a, b in parts)
+        self.pending: deque[Future[PartResult]] = deque(islice(self.jobs, AHEAD * self.width))
+
+    def results(self) -> Iterator[PartResult]:
+        """The parts' results in order, with at most ``AHEAD`` parts per worker submitted and
+        not yet taken (a replay slower than the scan never holds a big file's records)."""
+        while self.pending:
+            result = self.pending.popleft().result()
+            self.pending.extend(islice(self.jobs, 1))
+            yield result
+
+    def close(self) -> None:
+        self.pool.shutdown(wait=True, cancel_futures=True)
+
+
+_STARTED: dict[tuple[str, int, str], _Scan] = {}
+
+
+def _key(path: Path, year: int, tz: tzinfo) -> tuple[str, int, str]:
+    return (str(path.resolve()), year, str(tz))
+
+
+def _begin(path: Path, year: int, tz: tzinfo, workers: int | None) -> _Scan | None:
     size = path.stat().st_size
-    if size == 0:
-        return
     n = workers or (os.cpu_count() or 1)
     if size < PARALLEL_FROM or n == 1:
-        yield from _numbered([_parse_part(str(path), 0, size, year, tz)])
-        return
+        return None
     with path.open("rb") as fh, mmap.mmap(fh.fileno(), 0, access=mmap.ACCESS_READ) as mm:
         parts = cut_parts(mm, size, max(n, -(-size // PART_BYTES)))
-    width = min(n, len(parts))
-    pool = ProcessPoolExecutor(
-        width, mp_context=multiprocessing.get_context("fork"), initializer=_yield
-    )
+    return _Scan(path, parts, year, tz, n)
+
+
+def start_scan(path: Path, year: int, tz: tzinfo) -> None:
+    """Start scanning ``path`` now, so the workers run while the replay loads its rules and
+    modules; :func:`anchor_records` with the same arguments picks the running scan up."""
+    key = _key(path, year, tz)
+    if key not in _STARTED:
+        scan = _begin(path, year, tz, None)
+        if scan is not None:
+            _STARTED[key] = scan
+
+
+def stop_scans() -> None:
+    """End scans started and never consumed (the replay stopped early)."""
+    while _STARTED:
+        _STARTED.popitem()[1].close()
+
+
+def anchor_records(path: Path, year: int, tz: tzinfo, workers: int | None = None) -> Iterator[Hit]:
+    """Every record of the file's anchor lines, in file order, with 1-based line numbers."""
+    if path.stat().st_size == 0:
+        return
+    scan = _STARTED.pop(_key(path, year, tz), None) if workers is None else None
+    scan = scan or _begin(path, year, tz, workers)
+    if scan is None:
+        yield from _numbered([_parse_part(str(path), 0, path.stat().st_size, year, tz)])
+        return
     try:
-        jobs = (pool.submit(_parse_part, str(path), a, b, year, tz) for a, b in parts)
-        yield from _numbered(_results(jobs, AHEAD * width))
+        yield from _numbered(scan.results())
     finally:
-        pool.shutdown(wait=True, cancel_futures=True)
+        scan.close()
 
 
 def _yield() -> None:
@@ -74,16 +123,6 @@ def _yield() -> None:
     writes output in file order, so it is the critical path; the scan fills the other cores."""
     with contextlib.suppress(OSError):
         os.nice(WORKER_NICE)
-
-
-def _results(jobs: Iterator[Future[PartResult]], ahead: int) -> Iterator[PartResult]:
-    """The parts' results in order, with at most ``ahead`` parts submitted and not yet taken
-    (a replay slower than the scan never holds a whole big file's records)."""
-    pending: deque[Future[PartResult]] = deque(islice(jobs, ahead))
-    while pending:
-        result = pending.popleft().result()
-        pending.extend(islice(jobs, 1))
-        yield result
 
 
 def _numbered(results: Iterator[PartResult] | list[PartResult]) -> Iterator[Hit]:
