@@ -35,12 +35,27 @@ def event_doc(event: Event, tz: tzinfo, at: str | None = None) -> dict[str, Any]
     return doc
 
 
+BATCH = 512
+
+
 class Writer:
     def __init__(self, out: TextIO, fmt: str, tz: tzinfo) -> None:
         self.out = out
         self.fmt = fmt
         self.tz = tz
         self._iso: tuple[float, str] = (math.nan, "")  # the last time written, formatted
+        self._lines: list[str] = []  # written in batches: one write per line costs more
+
+    def _put(self, text: str) -> None:
+        self._lines.append(text)
+        if len(self._lines) >= BATCH:
+            self.flush()
+
+    def flush(self) -> None:
+        if self._lines:
+            self.out.write("".join(self._lines))
+            self._lines.clear()
+        self.out.flush()
 
     def iso(self, at: float) -> str:
         """:func:`iso` in the writer's zone; events come in runs of one time (one stats
@@ -57,7 +72,7 @@ class Writer:
             self._json(doc)
             return
         what = _event_text(doc)
-        self.out.write(f"{doc['at']}  {event.type:<15} {what}  [{event.source}:{event.line}]\n")
+        self._put(f"{doc['at']}  {event.type:<15} {what}  [{event.source}:{event.line}]\n")
 
     def event_doc(self, at: float, fields: Mapping[str, Any]) -> None:
         """A per-line event that has no event-log counterpart (replay's engine lines)."""
@@ -70,7 +85,7 @@ class Writer:
             for k in ("engine", "gen_tps", "running", "mal", "event", "signature")
             if doc.get(k) is not None
         )
-        self.out.write(f"{doc['at']}  {doc['type']:<15} {what}  [{doc['source']}:{doc['line']}]\n")
+        self._put(f"{doc['at']}  {doc['type']:<15} {what}  [{doc['source']}:{doc['line']}]\n")
 
     def alert(self, doc: Mapping[str, Any]) -> None:
         if self.fmt == "jsonl":
@@ -79,18 +94,19 @@ class Writer:
         labels = doc.get("labels", {})
         where = ", ".join(f"{k}={v}" for k, v in labels.items() if k != "alertname")
         summary = doc.get("annotations", {}).get("summary", "")
-        self.out.write(
+        self._put(
             f"{doc['at']}  ALERT {doc['state'].upper():<8} {doc['alertname']} ({where}) {summary}\n"
         )
 
     def summary(self, doc: Mapping[str, Any], text: list[str]) -> None:
         if self.fmt == "jsonl":
             self._json({"kind": "summary", **doc})
-            return
-        self.out.write("\n".join(["", *text, ""]))
+        else:
+            self._put("\n".join(["", *text, ""]))
+        self.flush()
 
     def _json(self, doc: Mapping[str, Any]) -> None:
-        self.out.write(json.dumps(doc, ensure_ascii=False, default=str) + "\n")
+        self._put(json.dumps(doc, ensure_ascii=False, default=str) + "\n")
 
 
 def _event_text(doc: Mapping[str, Any]) -> str:

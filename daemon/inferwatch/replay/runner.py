@@ -131,6 +131,7 @@ class Replay:
             self._effects(pipeline.flush())
         if started:
             await self._tick()
+        self.writer.flush()
         return res
 
     async def _advance(self, t: float) -> None:
