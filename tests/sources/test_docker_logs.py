@@ -42,6 +42,7 @@ from inferwatch.sources.docker_logs import (
 from inferwatch.sources.registry import BuildContext, build_engines
 from inferwatch.store.events import EventLog
 from inferwatch.store.tsdb import SeriesStore
+from sources.run_source import collect
 
 FIXTURE = REPO / "tests/fixtures/docker/vllm.log"
 CONTAINER = "vllm-flash"
@@ -138,31 +139,6 @@ def fixture_lines() -> list[tuple[str, str]]:
     """(docker time, container line) of each fixture line."""
     parts = (line.partition(" ") for line in FIXTURE.read_text().splitlines())
     return [(stamp, text) for stamp, _, text in parts]
-
-
-async def collect(
-    source: DockerLogsSource, done: Callable[[list[Record]], bool], ack: bool = True
-) -> list[Record]:
-    got: list[Record] = []
-    finished = asyncio.Event()
-
-    async def emit(record: Record) -> None:
-        got.append(record)
-        if ack and record.ack is not None:
-            record.ack()
-        if done(got):
-            finished.set()
-
-    task = asyncio.create_task(source.run(emit))
-    waiter = asyncio.create_task(finished.wait())
-    await asyncio.wait({task, waiter}, timeout=30, return_when=asyncio.FIRST_COMPLETED)
-    task.cancel()
-    waiter.cancel()
-    results = await asyncio.gather(task, return_exceptions=True)
-    if isinstance(results[0], BaseException) and not isinstance(results[0], asyncio.CancelledError):
-        raise results[0]
-    assert done(got), f"gave up after 30 s with {len(got)} records"
-    return got
 
 
 def seconds(stamp: str) -> float:

@@ -35,6 +35,7 @@ from inferwatch.sources.journald import (
     decode_entry,
     field_text,
 )
+from sources.run_source import collect
 
 FIXTURE = REPO / "tests/fixtures/journald/kernel.jsonl"
 
@@ -139,31 +140,6 @@ def fixture_entries() -> list[dict[str, object]]:
 
 def kernel_cursors() -> list[str]:
     return [str(e["__CURSOR"]) for e in fixture_entries() if e["_TRANSPORT"] == "kernel"]
-
-
-async def collect(
-    source: JournaldSource, done: Callable[[list[Record]], bool], ack: bool = True
-) -> list[Record]:
-    got: list[Record] = []
-    finished = asyncio.Event()
-
-    async def emit(record: Record) -> None:
-        got.append(record)
-        if ack and record.ack is not None:
-            record.ack()
-        if done(got):
-            finished.set()
-
-    task = asyncio.create_task(source.run(emit))
-    waiter = asyncio.create_task(finished.wait())
-    await asyncio.wait({task, waiter}, timeout=30, return_when=asyncio.FIRST_COMPLETED)
-    task.cancel()
-    waiter.cancel()
-    results = await asyncio.gather(task, return_exceptions=True)
-    if isinstance(results[0], BaseException) and not isinstance(results[0], asyncio.CancelledError):
-        raise results[0]
-    assert done(got), f"gave up after 30 s with {len(got)} records"
-    return got
 
 
 def records(got: list[Record]) -> list[JournalRecord]:
