@@ -1,5 +1,7 @@
 from __future__ import annotations
 
+import itertools
+
 from inferwatch.clock import FakeClock
 from inferwatch.store.labels import Matcher, make_labels
 from inferwatch.store.series import Kind
@@ -50,7 +52,7 @@ def test_event_counter_carries_forward_and_never_goes_stale() -> None:
     assert st.current(s) == 1.0
     ts, vs = s.window(clock.time() - 60, clock.time())
     assert len(ts) == 7 and set(vs) == {1.0}  # one carried sample every 10 s
-    assert all(b - a == 10.0 for a, b in zip(ts, ts[1:], strict=False))
+    assert all(b - a == 10.0 for a, b in itertools.pairwise(ts))
     assert st.inc("xid_total", labels) == 2.0
     assert s.last() == (clock.time(), 2.0)  # an event is a sample at once, between carries
 
