@@ -308,3 +308,16 @@ def test_a_success_releases_the_channels_other_rows_from_backoff(tmp_path: Path)
     assert len(times) == 3
     assert times[-1] - times[0] <= 1.0  # the first success let the other two go at once
     asyncio.run(service.close())
+
+
+def test_groups_changed_just_before_a_reload_are_kept(tmp_path: Path) -> None:
+    text = ONE_GROUP.replace("group_wait: 0s", "group_wait: 30s")
+    clock = FakeClock(T0)
+    service = service_with(text, tmp_path, clock, phone=Recorder())
+    fire(service, alert("GpuThrottled", "warning", AlertState.FIRING, clock.time()))
+    asyncio.run(service.close())  # SIGHUP: the service is rebuilt before any tick ran
+    phone = Recorder()
+    service = service_with(text, tmp_path, clock, phone=phone)
+    run_ticks(service, clock, 40)
+    assert phone.alerts() == [("GpuThrottled", "firing")]
+    asyncio.run(service.close())

@@ -211,6 +211,9 @@ class NotifyService:
         }
 
     async def close(self) -> None:
+        if self._groups_dirty:  # a reload or stop between a transition and its tick
+            self._groups_dirty = False
+            self._save_groups()
         for notifier in self.notifiers.values():
             await notifier.aclose()
         self.outbox.close()
