@@ -12,7 +12,6 @@ permanent.
 from __future__ import annotations
 
 import hashlib
-import json
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
@@ -21,9 +20,13 @@ from typing import Any
 import httpx
 
 from inferwatch.notify.channels.common import ChatOptions, chat_fields, check_secret, secret_fields
-from inferwatch.notify.channels.http_channel import HttpChannel, secret_or_file
-from inferwatch.notify.retry import Outcome, classify_exception, classify_http
-from inferwatch.redact import redact
+from inferwatch.notify.channels.http_channel import (
+    HttpChannel,
+    body_code,
+    json_body,
+    secret_or_file,
+)
+from inferwatch.notify.retry import Outcome
 
 DEFAULT_URL = "https://api.day.app"
 LIMIT = 3000  # APNs payloads are capped at 4 KB in total; leave room for the other fields
@@ -83,12 +86,10 @@ def build_body(config: BarkConfig, key: str, payload: Mapping[str, Any]) -> dict
 
 
 def classify_body(content: bytes, status: int) -> Outcome:
-    try:
-        doc = json.loads(content)
-        code = int(doc["code"])
-        message = str(doc.get("message", ""))[:200]
-    except (ValueError, KeyError, TypeError):
+    found = body_code(content, "code", "message")
+    if found is None:
         return Outcome.retry("bark: unreadable answer", status=status)
+    code, message = found
     if code == 200:
         return Outcome.ok(status)
     reason = f"bark: code {code}: {message}"
@@ -106,23 +107,19 @@ class BarkNotifier(HttpChannel[BarkConfig]):
         group = self._group(payload)
         if group is None:
             return Outcome.ok()
-        try:
+
+        async def request() -> httpx.Response:
             key = self.config.resolve_key()
             body = build_body(self.config, key, group)
-            resp = await self._http().post(
+            return await self._http().post(
                 self.config.url + "/push",
-                content=json.dumps(body, ensure_ascii=False).encode("utf-8"),
+                content=json_body(body),
                 headers={"Content-Type": "application/json; charset=utf-8"},
             )
-        except OSError as exc:
-            return Outcome.retry(f"bark: device_key_file: {type(exc).__name__}")
-        except httpx.HTTPError as exc:
-            return classify_exception(exc)
-        if 200 <= resp.status_code < 300:
-            return classify_body(resp.content, resp.status_code)
-        out = classify_http(resp.status_code, resp.content, resp.headers, self.clock.time())
-        reason = redact(f"bark: {out.reason}: {resp.text[:200]}")
-        return Outcome(out.kind, reason, out.retry_after, out.status)
+
+        return await self._attempt(
+            request, "device_key_file", verdict=lambda r: classify_body(r.content, r.status_code)
+        )
 
 
 def bark_factory(raw: Mapping[str, Any]) -> BarkNotifier:

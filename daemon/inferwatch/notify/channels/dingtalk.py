@@ -16,7 +16,6 @@ from __future__ import annotations
 import base64
 import hashlib
 import hmac
-import json
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
@@ -25,9 +24,14 @@ from typing import Any
 import httpx
 
 from inferwatch.notify.channels.common import ChatOptions, chat_fields, check_secret, secret_fields
-from inferwatch.notify.channels.http_channel import HttpChannel, optional_secret, secret_or_file
-from inferwatch.notify.retry import Outcome, classify_exception, classify_http
-from inferwatch.redact import redact
+from inferwatch.notify.channels.http_channel import (
+    HttpChannel,
+    body_code,
+    json_body,
+    optional_secret,
+    secret_or_file,
+)
+from inferwatch.notify.retry import Outcome
 
 DEFAULT_API_URL = "https://oapi.dingtalk.com/robot/send"
 LIMIT = 18000  # documented 20000 B for the whole message [unverified]; leave room for the rest
@@ -95,12 +99,10 @@ def build_body(config: DingTalkConfig, payload: Mapping[str, Any]) -> dict[str, 
 
 
 def classify_body(content: bytes) -> Outcome:
-    try:
-        doc = json.loads(content)
-        code = int(doc["errcode"])
-        errmsg = str(doc.get("errmsg", ""))[:200]
-    except (ValueError, KeyError, TypeError):
+    found = body_code(content, "errcode", "errmsg")
+    if found is None:
         return Outcome.retry("dingtalk: unreadable answer", status=200)
+    code, errmsg = found
     if code == 0:
         return Outcome.ok(200)
     reason = f"dingtalk: errcode {code}: {errmsg}"
@@ -121,22 +123,18 @@ class DingTalkNotifier(HttpChannel[DingTalkConfig]):
         if group is None:
             return Outcome.ok()
         body = build_body(self.config, group)
-        try:
-            resp = await self._http().post(
+
+        async def request() -> httpx.Response:
+            return await self._http().post(
                 self.config.api_url,
                 params=self.config.query(self.clock.time()),
-                content=json.dumps(body, ensure_ascii=False).encode("utf-8"),
+                content=json_body(body),
                 headers={"Content-Type": "application/json;charset=utf-8"},
             )
-        except OSError as exc:
-            return Outcome.retry(f"dingtalk: secret file: {type(exc).__name__}")
-        except httpx.HTTPError as exc:
-            return classify_exception(exc)
-        if 200 <= resp.status_code < 300:
-            return classify_body(resp.content)
-        out = classify_http(resp.status_code, resp.content, resp.headers, self.clock.time())
-        reason = redact(f"dingtalk: {out.reason}: {resp.text[:200]}")
-        return Outcome(out.kind, reason, out.retry_after, out.status)
+
+        return await self._attempt(
+            request, "secret file", verdict=lambda r: classify_body(r.content)
+        )
 
 
 def dingtalk_factory(raw: Mapping[str, Any]) -> DingTalkNotifier:

@@ -20,10 +20,10 @@ from urllib.parse import urlsplit
 import httpx
 
 from inferwatch.notify.channels.common import ChatOptions, chat_fields, check_secret, secret_fields
-from inferwatch.notify.channels.http_channel import HttpChannel, secret_or_file
+from inferwatch.notify.channels.http_channel import HttpChannel, json_body, secret_or_file
 from inferwatch.notify.message import fit
-from inferwatch.notify.retry import Outcome, classify_exception, classify_http
-from inferwatch.redact import redact, register_secret
+from inferwatch.notify.retry import Outcome
+from inferwatch.redact import register_secret
 
 TITLE_CHARS, DESCRIPTION_CHARS = 256, 4096
 
@@ -93,22 +93,16 @@ class DiscordNotifier(HttpChannel[DiscordConfig]):
         if group is None:
             return Outcome.ok()
         body = build_body(self.config, group)
-        try:
-            resp = await self._http().post(
+
+        async def request() -> httpx.Response:
+            return await self._http().post(
                 self.config.resolve_url(),
                 params={"wait": "true"},
-                content=json.dumps(body, ensure_ascii=False).encode("utf-8"),
+                content=json_body(body),
                 headers={"Content-Type": "application/json"},
             )
-        except OSError as exc:
-            return Outcome.retry(f"discord: webhook_url_file: {type(exc).__name__}")
-        except httpx.HTTPError as exc:
-            return classify_exception(exc)
-        out = classify_http(resp.status_code, resp.content, resp.headers, self.clock.time())
-        if not out.reason:
-            return out
-        reason = redact(f"discord: {out.reason}: {_error(resp.content)}")
-        return Outcome(out.kind, reason, out.retry_after, out.status)
+
+        return await self._attempt(request, "webhook_url_file", detail=lambda r: _error(r.content))
 
 
 def discord_factory(raw: Mapping[str, Any]) -> DiscordNotifier:

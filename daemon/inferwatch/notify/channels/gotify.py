@@ -18,9 +18,8 @@ from typing import Any
 import httpx
 
 from inferwatch.notify.channels.common import ChatOptions, chat_fields, check_secret, secret_fields
-from inferwatch.notify.channels.http_channel import HttpChannel, secret_or_file
-from inferwatch.notify.retry import Outcome, classify_exception, classify_http
-from inferwatch.redact import redact
+from inferwatch.notify.channels.http_channel import HttpChannel, json_body, secret_or_file
+from inferwatch.notify.retry import Outcome
 
 PRIORITY = {"critical": 10, "warning": 8, "info": 4, "resolved": 2}
 LIMIT = 8000
@@ -69,22 +68,16 @@ class GotifyNotifier(HttpChannel[GotifyConfig]):
         if group is None:
             return Outcome.ok()
         body = build_body(self.config, group)
-        try:
+
+        async def request() -> httpx.Response:
             token = self.config.resolve_token()
-            resp = await self._http().post(
+            return await self._http().post(
                 self.config.url + "/message",
-                content=json.dumps(body, ensure_ascii=False).encode("utf-8"),
+                content=json_body(body),
                 headers={"Content-Type": "application/json", "X-Gotify-Key": token},
             )
-        except OSError as exc:
-            return Outcome.retry(f"gotify: token_file: {type(exc).__name__}")
-        except httpx.HTTPError as exc:
-            return classify_exception(exc)
-        out = classify_http(resp.status_code, resp.content, resp.headers, self.clock.time())
-        if not out.reason:
-            return out
-        reason = redact(f"gotify: {out.reason}: {_error(resp.content)}")
-        return Outcome(out.kind, reason, out.retry_after, out.status)
+
+        return await self._attempt(request, "token_file", detail=lambda r: _error(r.content))
 
 
 def _error(content: bytes) -> str:

@@ -7,21 +7,46 @@ One base class and one credential reader instead of the same lines in each servi
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
+import json
+from collections.abc import Awaitable, Callable, Mapping
 from pathlib import Path
-from typing import Any, Generic, TypeVar
+from typing import Any, ClassVar, Generic, TypeVar
 
 import httpx
 
 from inferwatch.clock import SYSTEM_CLOCK, Clock
 from inferwatch.notify.channels.common import CommonOptions
 from inferwatch.notify.payload import truncate, without_resolved
-from inferwatch.redact import register_secret
+from inferwatch.notify.retry import Outcome, classify_exception, classify_http
+from inferwatch.redact import redact, register_secret
 
 C = TypeVar("C", bound=CommonOptions)
+Request = Callable[[], Awaitable[httpx.Response]]
+Verdict = Callable[[httpx.Response], Outcome]
+
+
+def json_body(body: Any) -> bytes:
+    """A JSON request body as the providers expect it: UTF-8, non-ASCII kept as is."""
+    return json.dumps(body, ensure_ascii=False).encode("utf-8")
+
+
+def body_code(content: bytes, code_key: str, text_key: str) -> tuple[int, str] | None:
+    """A provider's JSON verdict: its numeric code and message (cut to 200 characters), or
+    None when the answer is not that JSON (a captive portal, a proxy page)."""
+    try:
+        doc = json.loads(content)
+        return int(doc[code_key]), str(doc.get(text_key, ""))[:200]
+    except (ValueError, KeyError, TypeError, AttributeError):
+        return None
+
+
+def text_head(resp: httpx.Response) -> str:
+    return resp.text[:200]
 
 
 class HttpChannel(Generic[C]):
+    integration: ClassVar[str]
+
     def __init__(self, config: C, clock: Clock = SYSTEM_CLOCK) -> None:
         self.config = config
         self.clock = clock
@@ -39,6 +64,32 @@ class HttpChannel(Generic[C]):
         and cut to ``max_alerts``; None when nothing is left to send."""
         kept = payload if self.config.send_resolved else without_resolved(payload)
         return None if kept is None else truncate(kept, self.config.max_alerts)
+
+    async def _attempt(
+        self,
+        request: Request,
+        credential: str,
+        *,
+        verdict: Verdict | None = None,
+        detail: Callable[[httpx.Response], str] = text_head,
+    ) -> Outcome:
+        """One attempt: ``request`` (which may read a credential file, named ``credential`` in
+        the error) and the verdict. A 2xx answer is judged by ``verdict`` (the provider's body
+        code) when there is one; any other status by :func:`classify_http`, with ``detail`` of
+        the answer in the redacted reason. Transport errors are classified, never raised."""
+        try:
+            resp = await request()
+        except OSError as exc:
+            return Outcome.retry(f"{self.integration}: {credential}: {type(exc).__name__}")
+        except httpx.HTTPError as exc:
+            return classify_exception(exc)
+        if verdict is not None and 200 <= resp.status_code < 300:
+            return verdict(resp)
+        out = classify_http(resp.status_code, resp.content, resp.headers, self.clock.time())
+        if not out.reason:
+            return out
+        reason = redact(f"{self.integration}: {out.reason}: {detail(resp)}")
+        return Outcome(out.kind, reason, out.retry_after, out.status)
 
     async def aclose(self) -> None:
         if self._client is not None:

@@ -21,9 +21,8 @@ from typing import Any
 import httpx
 
 from inferwatch.notify.channels.common import ChatOptions, chat_fields, check_secret, secret_fields
-from inferwatch.notify.channels.http_channel import HttpChannel, secret_or_file
-from inferwatch.notify.retry import Outcome, classify_exception, classify_http
-from inferwatch.redact import redact
+from inferwatch.notify.channels.http_channel import HttpChannel, json_body, secret_or_file
+from inferwatch.notify.retry import Outcome
 
 DEFAULT_URL = "https://ntfy.sh"
 LIMIT = 4096
@@ -83,25 +82,19 @@ class NtfyNotifier(HttpChannel[NtfyConfig]):
         headers = {"Content-Type": "application/json"}
         if idempotency_key and _SEQUENCE_ID.match(idempotency_key):
             headers["X-Sequence-ID"] = idempotency_key
-        try:
+
+        async def request() -> httpx.Response:
             topic, token = self.config.resolve()
             if token:
                 headers["Authorization"] = f"Bearer {token}"
             body = build_body(self.config, topic, group)
-            resp = await self._http().post(
+            return await self._http().post(
                 self.config.url + "/",
-                content=json.dumps(body, ensure_ascii=False).encode("utf-8"),
+                content=json_body(body),
                 headers=headers,
             )
-        except OSError as exc:
-            return Outcome.retry(f"ntfy: secret file: {type(exc).__name__}")
-        except httpx.HTTPError as exc:
-            return classify_exception(exc)
-        out = classify_http(resp.status_code, resp.content, resp.headers, self.clock.time())
-        if not out.reason:
-            return out
-        reason = f"ntfy: {out.reason}: {_error(resp.content)}"
-        return Outcome(out.kind, redact(reason), out.retry_after, out.status)
+
+        return await self._attempt(request, "secret file", detail=lambda r: _error(r.content))
 
 
 def _error(content: bytes) -> str:

@@ -9,7 +9,6 @@ review passes. The token travels in the JSON body, is registered for redaction a
 
 from __future__ import annotations
 
-import json
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
@@ -18,10 +17,14 @@ from typing import Any
 import httpx
 
 from inferwatch.notify.channels.common import ChatOptions, chat_fields, check_secret, secret_fields
-from inferwatch.notify.channels.http_channel import HttpChannel, secret_or_file
+from inferwatch.notify.channels.http_channel import (
+    HttpChannel,
+    body_code,
+    json_body,
+    secret_or_file,
+)
 from inferwatch.notify.message import fit
-from inferwatch.notify.retry import Outcome, classify_exception, classify_http
-from inferwatch.redact import redact
+from inferwatch.notify.retry import Outcome
 
 DEFAULT_API_URL = "https://www.pushplus.plus/send"
 TITLE_CHARS, CONTENT_BYTES = 100, 19000
@@ -69,12 +72,10 @@ def build_body(config: PushPlusConfig, token: str, payload: Mapping[str, Any]) -
 
 
 def classify_body(content: bytes, status: int) -> Outcome:
-    try:
-        doc = json.loads(content)
-        code = int(doc["code"])
-        text = str(doc.get("msg", ""))[:200]
-    except (ValueError, KeyError, TypeError):
+    found = body_code(content, "code", "msg")
+    if found is None:
         return Outcome.retry("pushplus: unreadable answer", status=status)
+    code, text = found
     if code == 200:
         return Outcome.ok(status)
     reason = f"pushplus: code {code}: {text}"
@@ -94,23 +95,19 @@ class PushPlusNotifier(HttpChannel[PushPlusConfig]):
         group = self._group(payload)
         if group is None:
             return Outcome.ok()
-        try:
+
+        async def request() -> httpx.Response:
             token = self.config.resolve_token()
             body = build_body(self.config, token, group)
-            resp = await self._http().post(
+            return await self._http().post(
                 self.config.api_url,
-                content=json.dumps(body, ensure_ascii=False).encode("utf-8"),
+                content=json_body(body),
                 headers={"Content-Type": "application/json"},
             )
-        except OSError as exc:
-            return Outcome.retry(f"pushplus: token_file: {type(exc).__name__}")
-        except httpx.HTTPError as exc:
-            return classify_exception(exc)
-        if 200 <= resp.status_code < 300:
-            return classify_body(resp.content, resp.status_code)
-        out = classify_http(resp.status_code, resp.content, resp.headers, self.clock.time())
-        reason = redact(f"pushplus: {out.reason}: {resp.text[:200]}")
-        return Outcome(out.kind, reason, out.retry_after, out.status)
+
+        return await self._attempt(
+            request, "token_file", verdict=lambda r: classify_body(r.content, r.status_code)
+        )
 
 
 def pushplus_factory(raw: Mapping[str, Any]) -> PushPlusNotifier:

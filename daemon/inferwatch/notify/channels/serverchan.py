@@ -11,7 +11,6 @@ only burns (the fallback receiver takes over); 5xx and network errors retry.
 
 from __future__ import annotations
 
-import json
 import re
 from collections.abc import Mapping
 from dataclasses import dataclass
@@ -21,10 +20,10 @@ from typing import Any
 import httpx
 
 from inferwatch.notify.channels.common import ChatOptions, chat_fields, check_secret, secret_fields
-from inferwatch.notify.channels.http_channel import HttpChannel
+from inferwatch.notify.channels.http_channel import HttpChannel, body_code, json_body
 from inferwatch.notify.message import fit
-from inferwatch.notify.retry import Outcome, classify_exception, classify_http
-from inferwatch.redact import redact, register_secret
+from inferwatch.notify.retry import Outcome
+from inferwatch.redact import register_secret
 
 TURBO_URL = "https://sctapi.ftqq.com"
 _SC3 = re.compile(r"^sctp(\d+)t")
@@ -75,12 +74,10 @@ def build_body(config: ServerChanConfig, payload: Mapping[str, Any]) -> dict[str
 
 
 def classify_body(content: bytes, status: int) -> Outcome:
-    try:
-        doc = json.loads(content)
-        code = int(doc["code"])
-        text = str(doc.get("message", ""))[:200]
-    except (ValueError, KeyError, TypeError):
+    found = body_code(content, "code", "message")
+    if found is None:
         return Outcome.retry("serverchan: unreadable answer", status=status)
+    code, text = found
     if code == 0:
         return Outcome.ok(status)
     return Outcome.permanent(f"serverchan: code {code}: {text}", status)
@@ -96,21 +93,17 @@ class ServerChanNotifier(HttpChannel[ServerChanConfig]):
         if group is None:
             return Outcome.ok()
         body = build_body(self.config, group)
-        try:
-            resp = await self._http().post(
+
+        async def request() -> httpx.Response:
+            return await self._http().post(
                 self.config.endpoint(),
-                content=json.dumps(body, ensure_ascii=False).encode("utf-8"),
+                content=json_body(body),
                 headers={"Content-Type": "application/json;charset=utf-8"},
             )
-        except OSError as exc:
-            return Outcome.retry(f"serverchan: sendkey_file: {type(exc).__name__}")
-        except httpx.HTTPError as exc:
-            return classify_exception(exc)
-        if 200 <= resp.status_code < 300:
-            return classify_body(resp.content, resp.status_code)
-        out = classify_http(resp.status_code, resp.content, resp.headers, self.clock.time())
-        reason = redact(f"serverchan: {out.reason}: {resp.text[:200]}")
-        return Outcome(out.kind, reason, out.retry_after, out.status)
+
+        return await self._attempt(
+            request, "sendkey_file", verdict=lambda r: classify_body(r.content, r.status_code)
+        )
 
 
 def serverchan_factory(raw: Mapping[str, Any]) -> ServerChanNotifier:

@@ -11,7 +11,6 @@ never send early: Slack may disable an app that ignores its rate limit); 5xx ret
 
 from __future__ import annotations
 
-import json
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
@@ -21,9 +20,9 @@ from urllib.parse import urlsplit
 import httpx
 
 from inferwatch.notify.channels.common import ChatOptions, chat_fields, check_secret, secret_fields
-from inferwatch.notify.channels.http_channel import HttpChannel, secret_or_file
-from inferwatch.notify.retry import Outcome, classify_exception, classify_http
-from inferwatch.redact import redact, register_secret
+from inferwatch.notify.channels.http_channel import HttpChannel, json_body, secret_or_file
+from inferwatch.notify.retry import Outcome
+from inferwatch.redact import register_secret
 
 LIMIT = 3500  # characters; Slack truncates long texts, keep the whole message visible
 
@@ -84,21 +83,15 @@ class SlackNotifier(HttpChannel[SlackConfig]):
         if group is None:
             return Outcome.ok()
         body = build_body(self.config, group)
-        try:
-            resp = await self._http().post(
+
+        async def request() -> httpx.Response:
+            return await self._http().post(
                 self.config.resolve_url(),
-                content=json.dumps(body, ensure_ascii=False).encode("utf-8"),
+                content=json_body(body),
                 headers={"Content-Type": "application/json"},
             )
-        except OSError as exc:
-            return Outcome.retry(f"slack: api_url_file: {type(exc).__name__}")
-        except httpx.HTTPError as exc:
-            return classify_exception(exc)
-        out = classify_http(resp.status_code, resp.content, resp.headers, self.clock.time())
-        if not out.reason:
-            return out
-        reason = redact(f"slack: {out.reason}: {resp.text[:200]}")
-        return Outcome(out.kind, reason, out.retry_after, out.status)
+
+        return await self._attempt(request, "api_url_file")
 
 
 def slack_factory(raw: Mapping[str, Any]) -> SlackNotifier:

@@ -11,7 +11,6 @@ so a critical alert can ring a person.
 
 from __future__ import annotations
 
-import json
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
@@ -20,10 +19,14 @@ from typing import Any, Literal, cast
 import httpx
 
 from inferwatch.notify.channels.common import ChatOptions, chat_fields, check_secret, secret_fields
-from inferwatch.notify.channels.http_channel import HttpChannel, secret_or_file
+from inferwatch.notify.channels.http_channel import (
+    HttpChannel,
+    body_code,
+    json_body,
+    secret_or_file,
+)
 from inferwatch.notify.message import Style, fit
-from inferwatch.notify.retry import Outcome, classify_exception, classify_http
-from inferwatch.redact import redact
+from inferwatch.notify.retry import Outcome
 
 DEFAULT_API_URL = "https://qyapi.weixin.qq.com/cgi-bin/webhook/send"
 MsgType = Literal["markdown", "markdown_v2", "text"]
@@ -90,13 +93,11 @@ def build_body(config: WeComConfig, payload: Mapping[str, Any]) -> dict[str, Any
 
 def classify_body(body: bytes) -> Outcome:
     """The verdict of an HTTP 200 answer, from its ``errcode``."""
-    try:
-        doc = json.loads(body)
-        code = int(doc["errcode"])
-        errmsg = str(doc.get("errmsg", ""))[:200]
-    except (ValueError, KeyError, TypeError):
+    found = body_code(body, "errcode", "errmsg")
+    if found is None:
         # Something answered 200 that is not the robot (a captive portal, a proxy page).
         return Outcome.retry("wecom: unreadable answer", status=200)
+    code, errmsg = found
     if code == 0:
         return Outcome.ok(200)
     reason = f"wecom: errcode {code}: {errmsg}"
@@ -117,23 +118,17 @@ class WeComNotifier(HttpChannel[WeComConfig]):
         if group is None:
             return Outcome.ok()
         body = build_body(self.config, group)
-        try:
+
+        async def request() -> httpx.Response:
             key = self.config.resolve_key()
-            resp = await self._http().post(
+            return await self._http().post(
                 self.config.api_url,
                 params={"key": key},
-                content=json.dumps(body, ensure_ascii=False).encode("utf-8"),
+                content=json_body(body),
                 headers={"Content-Type": "application/json"},
             )
-        except OSError as exc:
-            return Outcome.retry(f"wecom: key_file: {type(exc).__name__}")
-        except httpx.HTTPError as exc:
-            return classify_exception(exc)
-        if not 200 <= resp.status_code < 300:
-            out = classify_http(resp.status_code, resp.content, resp.headers, self.clock.time())
-            reason = redact(f"wecom: {out.reason}: {resp.text[:200]}")
-            return Outcome(out.kind, reason, out.retry_after, out.status)
-        return classify_body(resp.content)
+
+        return await self._attempt(request, "key_file", verdict=lambda r: classify_body(r.content))
 
 
 def wecom_factory(raw: Mapping[str, Any]) -> WeComNotifier:
