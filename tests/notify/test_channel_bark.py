@@ -6,8 +6,7 @@ from __future__ import annotations
 import asyncio
 import json
 import logging
-from collections.abc import AsyncIterator
-from contextlib import asynccontextmanager
+from contextlib import AbstractAsyncContextManager
 from pathlib import Path
 from typing import Any
 
@@ -18,6 +17,7 @@ from conftest import free_port
 from inferwatch.notify.channels import REGISTRY, build
 from inferwatch.notify.channels.bark import BarkConfig, BarkNotifier
 from inferwatch.notify.retry import OutcomeKind
+from notify.emulator import serve_posts
 
 KEY = "BARKCANARY-devkey-71"
 
@@ -43,19 +43,8 @@ class BarkServer:
         return web.json_response(reply, status=status)
 
 
-@asynccontextmanager
-async def serve(server: BarkServer) -> AsyncIterator[str]:
-    app = web.Application()
-    app.router.add_post("/push", server.handle)
-    runner = web.AppRunner(app)
-    await runner.setup()
-    port = free_port()
-    await web.TCPSite(runner, "127.0.0.1", port).start()
-    try:
-        yield f"http://127.0.0.1:{port}"
-    finally:
-        server.release.set()
-        await runner.cleanup()
+def serve(server: BarkServer) -> AbstractAsyncContextManager[str]:
+    return serve_posts(["/push"], server.handle, server.release)
 
 
 OK = {"code": 200, "message": "success", "timestamp": 1767225600}

@@ -10,8 +10,7 @@ import hashlib
 import hmac
 import json
 import logging
-from collections.abc import AsyncIterator
-from contextlib import asynccontextmanager
+from contextlib import AbstractAsyncContextManager
 from pathlib import Path
 from typing import Any
 
@@ -23,6 +22,7 @@ from inferwatch.clock import FakeClock
 from inferwatch.notify.channels import REGISTRY, build
 from inferwatch.notify.channels.dingtalk import DingTalkConfig, DingTalkNotifier, sign
 from inferwatch.notify.retry import OutcomeKind
+from notify.emulator import serve_posts
 
 TOKEN = "DTCANARY-token-5d1f0a"
 SECRET = "SECDTCANARY0123456789"
@@ -62,19 +62,8 @@ class Robot:
         return web.json_response(body, status=status)
 
 
-@asynccontextmanager
-async def serve(robot: Robot) -> AsyncIterator[str]:
-    app = web.Application()
-    app.router.add_post(PATH, robot.handle)
-    runner = web.AppRunner(app)
-    await runner.setup()
-    port = free_port()
-    await web.TCPSite(runner, "127.0.0.1", port).start()
-    try:
-        yield f"http://127.0.0.1:{port}{PATH}"
-    finally:
-        robot.release.set()
-        await runner.cleanup()
+def serve(robot: Robot) -> AbstractAsyncContextManager[str]:
+    return serve_posts([PATH], robot.handle, robot.release, PATH)
 
 
 OK = {"errcode": 0, "errmsg": "ok"}

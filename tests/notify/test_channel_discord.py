@@ -7,8 +7,7 @@ from __future__ import annotations
 import asyncio
 import json
 import logging
-from collections.abc import AsyncIterator
-from contextlib import asynccontextmanager
+from contextlib import AbstractAsyncContextManager
 from pathlib import Path
 from typing import Any
 
@@ -19,6 +18,7 @@ from conftest import free_port
 from inferwatch.notify.channels import REGISTRY, build
 from inferwatch.notify.channels.discord import DiscordConfig, DiscordNotifier
 from inferwatch.notify.retry import OutcomeKind
+from notify.emulator import serve_posts
 
 TOKEN = "DCCANARY-wh-token-42"
 
@@ -43,19 +43,10 @@ class Webhook:
         return web.json_response(body, status=status)
 
 
-@asynccontextmanager
-async def serve(hook: Webhook) -> AsyncIterator[str]:
-    app = web.Application()
-    app.router.add_post("/api/webhooks/{id}/{token}", hook.handle)
-    runner = web.AppRunner(app)
-    await runner.setup()
-    port = free_port()
-    await web.TCPSite(runner, "127.0.0.1", port).start()
-    try:
-        yield f"http://127.0.0.1:{port}/api/webhooks/1234"
-    finally:
-        hook.release.set()
-        await runner.cleanup()
+def serve(hook: Webhook) -> AbstractAsyncContextManager[str]:
+    return serve_posts(
+        ["/api/webhooks/{id}/{token}"], hook.handle, hook.release, "/api/webhooks/1234"
+    )
 
 
 OK = {"id": "1", "type": 0, "content": "", "channel_id": "2"}

@@ -10,8 +10,7 @@ import hashlib
 import hmac
 import json
 import logging
-from collections.abc import AsyncIterator
-from contextlib import asynccontextmanager
+from contextlib import AbstractAsyncContextManager
 from pathlib import Path
 from typing import Any
 
@@ -23,6 +22,7 @@ from inferwatch.clock import FakeClock
 from inferwatch.notify.channels import REGISTRY, build
 from inferwatch.notify.channels.feishu import FeishuConfig, FeishuNotifier, sign
 from inferwatch.notify.retry import OutcomeKind
+from notify.emulator import serve_posts
 
 TOKEN = "FSCANARY-hook-0b9e"
 SECRET = "FSCANARY-secret-77"
@@ -57,19 +57,10 @@ class Hook:
         return web.json_response(reply, status=status)
 
 
-@asynccontextmanager
-async def serve(hook: Hook) -> AsyncIterator[str]:
-    app = web.Application()
-    app.router.add_post("/open-apis/bot/v2/hook/{token}", hook.handle)
-    runner = web.AppRunner(app)
-    await runner.setup()
-    port = free_port()
-    await web.TCPSite(runner, "127.0.0.1", port).start()
-    try:
-        yield f"http://127.0.0.1:{port}/open-apis/bot/v2/hook"
-    finally:
-        hook.release.set()
-        await runner.cleanup()
+def serve(hook: Hook) -> AbstractAsyncContextManager[str]:
+    return serve_posts(
+        ["/open-apis/bot/v2/hook/{token}"], hook.handle, hook.release, "/open-apis/bot/v2/hook"
+    )
 
 
 OK = {"code": 0, "msg": "success", "data": {}}

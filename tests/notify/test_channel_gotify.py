@@ -6,8 +6,7 @@ from __future__ import annotations
 import asyncio
 import json
 import logging
-from collections.abc import AsyncIterator
-from contextlib import asynccontextmanager
+from contextlib import AbstractAsyncContextManager
 from pathlib import Path
 from typing import Any
 
@@ -18,6 +17,7 @@ from conftest import free_port
 from inferwatch.notify.channels import REGISTRY, build
 from inferwatch.notify.channels.gotify import GotifyConfig, GotifyNotifier
 from inferwatch.notify.retry import OutcomeKind
+from notify.emulator import serve_posts
 
 TOKEN = "GOTCANARY-AppTok9"
 
@@ -44,19 +44,8 @@ class Server:
         return web.json_response(body, status=status)
 
 
-@asynccontextmanager
-async def serve(server: Server) -> AsyncIterator[str]:
-    app = web.Application()
-    app.router.add_post("/message", server.handle)
-    runner = web.AppRunner(app)
-    await runner.setup()
-    port = free_port()
-    await web.TCPSite(runner, "127.0.0.1", port).start()
-    try:
-        yield f"http://127.0.0.1:{port}"
-    finally:
-        server.release.set()
-        await runner.cleanup()
+def serve(server: Server) -> AbstractAsyncContextManager[str]:
+    return serve_posts(["/message"], server.handle, server.release)
 
 
 OK = {"id": 25, "appid": 5, "message": "x", "title": "y", "priority": 10,

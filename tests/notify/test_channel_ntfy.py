@@ -6,8 +6,7 @@ from __future__ import annotations
 import asyncio
 import json
 import logging
-from collections.abc import AsyncIterator
-from contextlib import asynccontextmanager
+from contextlib import AbstractAsyncContextManager
 from pathlib import Path
 from typing import Any
 
@@ -18,6 +17,7 @@ from conftest import free_port
 from inferwatch.notify.channels import REGISTRY, build
 from inferwatch.notify.channels.ntfy import NtfyConfig, NtfyNotifier
 from inferwatch.notify.retry import OutcomeKind
+from notify.emulator import serve_posts
 
 TOPIC = "NTFYCANARY-topic-8c1e"
 TOKEN = "tk_NTFYCANARYtoken55"
@@ -40,19 +40,8 @@ class Server:
         return web.json_response(body, status=status)
 
 
-@asynccontextmanager
-async def serve(server: Server) -> AsyncIterator[str]:
-    app = web.Application()
-    app.router.add_post("/", server.handle)
-    runner = web.AppRunner(app)
-    await runner.setup()
-    port = free_port()
-    await web.TCPSite(runner, "127.0.0.1", port).start()
-    try:
-        yield f"http://127.0.0.1:{port}"
-    finally:
-        server.release.set()
-        await runner.cleanup()
+def serve(server: Server) -> AbstractAsyncContextManager[str]:
+    return serve_posts(["/"], server.handle, server.release)
 
 
 OK = {"id": "sPs71M8A2T", "time": 1767225600, "expires": 1767268800, "event": "message",

@@ -5,8 +5,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
-from collections.abc import AsyncIterator
-from contextlib import asynccontextmanager
+from contextlib import AbstractAsyncContextManager
 from pathlib import Path
 from typing import Any
 
@@ -17,6 +16,7 @@ from conftest import free_port
 from inferwatch.notify.channels import REGISTRY, build
 from inferwatch.notify.channels.pushover import PushoverConfig, PushoverNotifier
 from inferwatch.notify.retry import OutcomeKind
+from notify.emulator import serve_posts
 
 TOKEN = "POCANARYapptoken0000000000000"
 USER = "POCANARYuserkey11111111111111"
@@ -44,19 +44,8 @@ class Api:
         return web.json_response(body, status=status)
 
 
-@asynccontextmanager
-async def serve(api: Api) -> AsyncIterator[str]:
-    app = web.Application()
-    app.router.add_post("/1/messages.json", api.handle)
-    runner = web.AppRunner(app)
-    await runner.setup()
-    port = free_port()
-    await web.TCPSite(runner, "127.0.0.1", port).start()
-    try:
-        yield f"http://127.0.0.1:{port}/1/messages.json"
-    finally:
-        api.release.set()
-        await runner.cleanup()
+def serve(api: Api) -> AbstractAsyncContextManager[str]:
+    return serve_posts(["/1/messages.json"], api.handle, api.release, "/1/messages.json")
 
 
 OK = {"status": 1, "request": "647d2300-702c-4b38-8b2f-d56326ae460b"}

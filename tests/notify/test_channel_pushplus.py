@@ -6,8 +6,7 @@ from __future__ import annotations
 import asyncio
 import json
 import logging
-from collections.abc import AsyncIterator
-from contextlib import asynccontextmanager
+from contextlib import AbstractAsyncContextManager
 from pathlib import Path
 from typing import Any
 
@@ -18,6 +17,7 @@ from conftest import free_port
 from inferwatch.notify.channels import REGISTRY, build
 from inferwatch.notify.channels.pushplus import PushPlusConfig, PushPlusNotifier
 from inferwatch.notify.retry import OutcomeKind
+from notify.emulator import serve_posts
 
 TOKEN = "PPCANARY-token-a1b2c3"
 
@@ -42,19 +42,8 @@ class Api:
         return web.json_response(reply, status=status)
 
 
-@asynccontextmanager
-async def serve(api: Api) -> AsyncIterator[str]:
-    app = web.Application()
-    app.router.add_post("/send", api.handle)
-    runner = web.AppRunner(app)
-    await runner.setup()
-    port = free_port()
-    await web.TCPSite(runner, "127.0.0.1", port).start()
-    try:
-        yield f"http://127.0.0.1:{port}/send"
-    finally:
-        api.release.set()
-        await runner.cleanup()
+def serve(api: Api) -> AbstractAsyncContextManager[str]:
+    return serve_posts(["/send"], api.handle, api.release, "/send")
 
 
 OK = {"code": 200, "msg": "请求成功", "data": "serial-1"}

@@ -6,8 +6,7 @@ from __future__ import annotations
 import asyncio
 import json
 import logging
-from collections.abc import AsyncIterator
-from contextlib import asynccontextmanager
+from contextlib import AbstractAsyncContextManager
 from pathlib import Path
 from typing import Any
 
@@ -18,6 +17,7 @@ from conftest import free_port
 from inferwatch.notify.channels import REGISTRY, build
 from inferwatch.notify.channels.serverchan import ServerChanConfig, ServerChanNotifier
 from inferwatch.notify.retry import OutcomeKind
+from notify.emulator import serve_posts
 
 KEY = "SCTSCCANARY0011aabb"
 SC3_KEY = "sctp4242tSCCANARY3key"
@@ -42,20 +42,8 @@ class Api:
         return web.json_response(body, status=status)
 
 
-@asynccontextmanager
-async def serve(api: Api) -> AsyncIterator[str]:
-    app = web.Application()
-    app.router.add_post("/{key}.send", api.handle)
-    app.router.add_post("/send/{key}.send", api.handle)
-    runner = web.AppRunner(app)
-    await runner.setup()
-    port = free_port()
-    await web.TCPSite(runner, "127.0.0.1", port).start()
-    try:
-        yield f"http://127.0.0.1:{port}"
-    finally:
-        api.release.set()
-        await runner.cleanup()
+def serve(api: Api) -> AbstractAsyncContextManager[str]:
+    return serve_posts(["/{key}.send", "/send/{key}.send"], api.handle, api.release)
 
 
 OK = {"code": 0, "message": "", "data": {"pushid": "1", "readkey": "r"}}

@@ -7,8 +7,7 @@ from __future__ import annotations
 import asyncio
 import json
 import logging
-from collections.abc import AsyncIterator
-from contextlib import asynccontextmanager
+from contextlib import AbstractAsyncContextManager
 from pathlib import Path
 from typing import Any
 
@@ -19,6 +18,7 @@ from conftest import free_port
 from inferwatch.notify.channels import REGISTRY, build
 from inferwatch.notify.channels.slack import SlackConfig, SlackNotifier
 from inferwatch.notify.retry import OutcomeKind
+from notify.emulator import serve_posts
 
 TOKEN = "SLCANARYxyzTOKEN24ch"
 
@@ -42,19 +42,10 @@ class Hook:
         return web.Response(status=status, text=text, headers=headers)
 
 
-@asynccontextmanager
-async def serve(hook: Hook) -> AsyncIterator[str]:
-    app = web.Application()
-    app.router.add_post("/services/T000/B000/{token}", hook.handle)
-    runner = web.AppRunner(app)
-    await runner.setup()
-    port = free_port()
-    await web.TCPSite(runner, "127.0.0.1", port).start()
-    try:
-        yield f"http://127.0.0.1:{port}/services/T000/B000"
-    finally:
-        hook.release.set()
-        await runner.cleanup()
+def serve(hook: Hook) -> AbstractAsyncContextManager[str]:
+    return serve_posts(
+        ["/services/T000/B000/{token}"], hook.handle, hook.release, "/services/T000/B000"
+    )
 
 
 ALERT: dict[str, Any] = {

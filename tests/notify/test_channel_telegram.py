@@ -6,8 +6,7 @@ from __future__ import annotations
 import asyncio
 import json
 import logging
-from collections.abc import AsyncIterator
-from contextlib import asynccontextmanager
+from contextlib import AbstractAsyncContextManager
 from pathlib import Path
 from typing import Any
 
@@ -18,6 +17,7 @@ from conftest import free_port
 from inferwatch.notify.channels import REGISTRY, build
 from inferwatch.notify.channels.telegram import TelegramConfig, TelegramNotifier
 from inferwatch.notify.retry import OutcomeKind
+from notify.emulator import serve_posts
 
 TOKEN = "123456:TGCANARY-AAbbCCdd"
 
@@ -43,19 +43,8 @@ class BotApi:
         return web.json_response(body, status=status)
 
 
-@asynccontextmanager
-async def serve(api: BotApi) -> AsyncIterator[str]:
-    app = web.Application()
-    app.router.add_post("/bot{token}/sendMessage", api.handle)
-    runner = web.AppRunner(app)
-    await runner.setup()
-    port = free_port()
-    await web.TCPSite(runner, "127.0.0.1", port).start()
-    try:
-        yield f"http://127.0.0.1:{port}"
-    finally:
-        api.release.set()
-        await runner.cleanup()
+def serve(api: BotApi) -> AbstractAsyncContextManager[str]:
+    return serve_posts(["/bot{token}/sendMessage"], api.handle, api.release)
 
 
 OK = {"ok": True, "result": {"message_id": 7, "chat": {"id": -100123}}}

@@ -6,8 +6,7 @@ from __future__ import annotations
 import asyncio
 import json
 import logging
-from collections.abc import AsyncIterator
-from contextlib import asynccontextmanager
+from contextlib import AbstractAsyncContextManager
 from pathlib import Path
 from typing import Any
 
@@ -18,6 +17,7 @@ from conftest import free_port
 from inferwatch.notify.channels import REGISTRY, build
 from inferwatch.notify.channels.wecom import WeComConfig, WeComNotifier
 from inferwatch.notify.retry import OutcomeKind
+from notify.emulator import serve_posts
 
 KEY = "WECOMCANARY-3f9a1c77"
 PATH = "/cgi-bin/webhook/send"
@@ -42,19 +42,8 @@ class Robot:
         return web.json_response(body, status=status)
 
 
-@asynccontextmanager
-async def serve(robot: Robot) -> AsyncIterator[str]:
-    app = web.Application()
-    app.router.add_post(PATH, robot.handle)
-    runner = web.AppRunner(app)
-    await runner.setup()
-    port = free_port()
-    await web.TCPSite(runner, "127.0.0.1", port).start()
-    try:
-        yield f"http://127.0.0.1:{port}{PATH}"
-    finally:
-        robot.release.set()
-        await runner.cleanup()
+def serve(robot: Robot) -> AbstractAsyncContextManager[str]:
+    return serve_posts([PATH], robot.handle, robot.release, PATH)
 
 
 OK = {"errcode": 0, "errmsg": "ok"}

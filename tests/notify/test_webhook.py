@@ -5,8 +5,8 @@ from __future__ import annotations
 
 import asyncio
 import json
-from collections.abc import AsyncIterator, Awaitable, Callable
-from contextlib import asynccontextmanager
+from collections.abc import Awaitable, Callable
+from contextlib import AbstractAsyncContextManager
 from pathlib import Path
 from typing import Any
 
@@ -20,6 +20,7 @@ from inferwatch.notify.channels.webhook import WebhookConfig, WebhookNotifier, p
 from inferwatch.notify.delivery import deliver_due
 from inferwatch.notify.outbox import Outbox, idempotency_key
 from inferwatch.notify.retry import OutcomeKind, RetryPolicy
+from notify.emulator import serve_posts
 
 Reply = Callable[[web.Request], Awaitable[web.StreamResponse]]
 
@@ -45,19 +46,8 @@ def status(code: int, text: str = "", **headers: str) -> Reply:
     return reply
 
 
-@asynccontextmanager
-async def serve(sink: Sink) -> AsyncIterator[str]:
-    app = web.Application()
-    app.router.add_post("/{tail:.*}", sink.handle)
-    runner = web.AppRunner(app)
-    await runner.setup()
-    port = free_port()
-    await web.TCPSite(runner, "127.0.0.1", port).start()
-    try:
-        yield f"http://127.0.0.1:{port}"
-    finally:
-        sink.release.set()
-        await runner.cleanup()
+def serve(sink: Sink) -> AbstractAsyncContextManager[str]:
+    return serve_posts(["/{tail:.*}"], sink.handle, sink.release)
 
 
 PAYLOAD: dict[str, Any] = {
