@@ -1,6 +1,7 @@
 """Evaluation shortcuts that must not change any result or error: skipping the right operand of
-``and``/``unless``/matching operators when the left is empty and the right cannot fail, and
-dropping staleness markers from windows by their bit pattern."""
+``and``/``unless``/matching operators when the left is empty and the right cannot fail, running
+the cheaper side of an ``and`` first, skipping an expression while none of the metrics it reads
+exists, and dropping staleness markers from windows by their bit pattern."""
 
 from __future__ import annotations
 
@@ -12,7 +13,10 @@ from array import array
 import pytest
 
 from inferwatch.clock import FakeClock
+from inferwatch.rules import promql_functions
 from inferwatch.rules.promql import EvalError, evaluate, load
+from inferwatch.rules.promql_absent import names_if_empty_without
+from inferwatch.rules.promql_cost import cost
 from inferwatch.rules.promql_safe import cannot_fail
 from inferwatch.rules.promql_select import _drop_markers
 from inferwatch.store.labels import make_labels
@@ -83,6 +87,80 @@ def test_an_empty_left_side_still_raises_the_right_sides_error(expr: str) -> Non
 )
 def test_results_are_unchanged(expr: str, count: int) -> None:
     assert len(evaluate(load(expr), _store(), 0.0)) == count  # type: ignore[arg-type]
+
+
+@pytest.mark.parametrize(
+    ("expr", "names"),
+    [
+        ("x", {"x"}),
+        ("rate(x[5m]) > 0", {"x"}),
+        ('{__name__="x", job="a"}', {"x"}),
+        ("sum by (job) (increase(x[5m])) > 0 or (x unless x offset 5m)", {"x"}),
+        ("time() - last_over_time(x[1h]) > 30 and on(job) y > 0", {"x", "y"}),
+        ("quantile_over_time(0.5, x[5m]) < on(job) group_left() y", {"x", "y"}),
+        ("abs(-x) * 2", {"x"}),
+        ("day_of_month(x)", {"x"}),
+        ("histogram_quantile(0.9, x)", {"x"}),
+        ("absent(x)", None),  # something out of nothing
+        ("absent_over_time(x[5m])", None),
+        ("x or vector(0)", None),
+        ("day_of_month()", None),
+        ("scalar(x) * y", None),  # scalar() of nothing is NaN, not nothing
+        ("topk(3, x)", None),  # a parameter is checked even over nothing
+        ('{job="a"}', None),  # no metric name: could match anything
+        ('label_replace(x, "a", "$1", "b", "(.*)")', None),
+        ("time()", None),  # a scalar
+    ],
+)
+def test_names_if_empty_without(expr: str, names: set[str] | None) -> None:
+    found = names_if_empty_without(load(expr).ast)
+    assert (None if found is None else set(found)) == names
+
+
+@pytest.mark.parametrize(
+    "expr",
+    [
+        "nothing",
+        "rate(nothing[5m]) > 0",
+        "sum by (job) (increase(nothing[5m])) > 0 or (nothing unless nothing offset 5m)",
+        "time() - last_over_time(nothing[1h]) > 30",
+        "x and on(job) nothing",  # x exists: evaluated, and empty all the same
+    ],
+)
+def test_expressions_over_missing_metrics_are_empty(expr: str) -> None:
+    assert evaluate(load(expr), _store(), 60.0) == []
+
+
+def test_an_expression_is_evaluated_once_its_metric_exists() -> None:
+    store = _store()
+    query = load("rate(late[5m]) > 0")
+    assert evaluate(query, store, 0.0) == []
+    for t in (0.0, 30.0, 60.0):
+        store.set("late", make_labels({"job": "a"}), t, t)
+    assert len(evaluate(query, store, 60.0)) == 1  # type: ignore[arg-type]
+
+
+def test_the_cheap_side_of_an_and_runs_first(monkeypatch: pytest.MonkeyPatch) -> None:
+    """``quantile_over_time(…) and x offset 5m == 1``: the instant check is empty, so the
+    window is never read; with the check true, the result is the left side's, as before."""
+    query = load("quantile_over_time(0.5, m[5m]) and on(job) n offset 1m == 10")
+    ast = query.ast
+    assert cost(ast.rhs) < cost(ast.lhs)  # type: ignore[union-attr]
+    reads: list[str] = []
+    real = promql_functions.windows
+
+    def counting(ctx, msel):  # type: ignore[no-untyped-def]
+        reads.append(msel.selector.name)
+        return real(ctx, msel)
+
+    monkeypatch.setattr(promql_functions, "windows", counting)
+    store = _store()
+    assert evaluate(query, store, 30.0) == []  # n offset 1m: nothing at -30 s
+    assert reads == []
+    store.set("n", make_labels({"job": "a"}), 10.0, 60.0)
+    found = evaluate(query, store, 60.0)
+    assert reads == ["m"]
+    assert sorted(s.value for s in found) == [1.0, 2.0]  # type: ignore[union-attr]
 
 
 def _reference(ts: array[float], vs: array[float]) -> tuple[array[float], array[float]]:

@@ -97,7 +97,7 @@ class RuleManager:
         self._group_last: dict[tuple[str, str], float] = {}
         self._reading: dict[str, frozenset[RuleGroup]] = {}
         self._touched: dict[tuple[RuleGroup, str, Labels], frozenset[int] | None] = {}
-        self._keys: dict[RuleGroup, list[StateKey]] = {}
+        self._plans: dict[RuleGroup, list[tuple[int, Rule, _RuleState]]] = {}
         self._expansions = ev.Expansions()
         self._selections = cache_for(store)
         self._restore: dict[RuleKey, list[Alert]] = {}
@@ -131,9 +131,14 @@ class RuleManager:
         self._rule_set = rule_set
         self._reading = {}
         self._touched = {}
-        self._keys = {group: _group_keys(group) for group in rule_set.groups}
+        self._plans = {group: self._plan(group) for group in rule_set.groups}
         self._expansions = ev.Expansions()
         return gone
+
+    def _plan(self, group: RuleGroup) -> list[tuple[int, Rule, _RuleState]]:
+        """The group's rules with their index and state, looked up once per rule set."""
+        pairs = zip(group.rules, _group_keys(group), strict=True)
+        return [(i, rule, self._states[key]) for i, (rule, key) in enumerate(pairs)]
 
     def interval_of(self, group: RuleGroup) -> float:
         return group.interval_s or self.default_interval_s
@@ -198,17 +203,18 @@ class RuleManager:
         query = ev.template_query(self.store, ts, self.options, self._queries)
         transitions: list[AlertTransition] = []
         errors: list[RuleError] = []
-        keys = self._keys.get(group) or _group_keys(group)
+        plan = self._plans.get(group) or self._plan(group)
         ctx = Ctx(self.store, float(ts), self.options, self._selections)
-        for index, (rule, key) in enumerate(zip(group.rules, keys, strict=True)):
+        for index, rule, state in plan:
             if only is not None and index not in only:
                 continue
-            state = self._states[key]
             failure = ""
             try:
                 vec = ev.as_vector(rule.query.run(ctx))  # promql.evaluate, one Ctx per group
                 if isinstance(rule, AlertingRule):
-                    transitions.extend(self._alerting(group, rule, state, vec, query, t))
+                    assert state.alerts is not None
+                    if vec or len(state.alerts) or state.outputs.previous or self._restore:
+                        transitions.extend(self._alerting(group, rule, state, vec, query, t))
                 else:
                     state.outputs.write(self.store, ev.recorded(rule, vec, group.limit), t)
                     ctx.memo.clear()  # later rules may read what this one recorded

@@ -25,6 +25,7 @@ from inferwatch.rules.promql_ast import (
     value_type,
 )
 from inferwatch.rules.promql_context import Compiler, Ctx, ScalarFn, VectorFn
+from inferwatch.rules.promql_cost import cost
 from inferwatch.rules.promql_gofloat import go_div, go_mod, go_pow
 from inferwatch.rules.promql_safe import cannot_fail
 from inferwatch.rules.promql_types import (
@@ -93,6 +94,8 @@ def build_vector_binary(node: Binary, c: Compiler) -> VectorFn:
     if node.op == "or":
         return lambda ctx: _or(lhs(ctx), rhs(ctx), sig)
     if node.op == "and":
+        if cannot_fail(node.lhs) and cannot_fail(node.rhs) and cost(node.rhs) < cost(node.lhs):
+            return _cheap_side_first(lhs, rhs, sig)
         op: Callable[[Vector, Vector], Vector] = lambda a, b: _and(a, b, sig)  # noqa: E731
     elif node.op == "unless":
         op = lambda a, b: _unless(a, b, sig)  # noqa: E731
@@ -107,6 +110,17 @@ def build_vector_binary(node: Binary, c: Compiler) -> VectorFn:
         return op(left, rhs(ctx)) if left else []
 
     return lazy
+
+
+def _cheap_side_first(lhs: VectorFn, rhs: VectorFn, sig: Signature) -> VectorFn:
+    """``lhs and rhs`` with the cheaper right side run first: neither side can fail, so an
+    empty side makes the other irrelevant."""
+
+    def run(ctx: Ctx) -> Vector:
+        right = rhs(ctx)
+        return _and(lhs(ctx), right, sig) if right else []
+
+    return run
 
 
 def _vector_scalar(node: Binary, vec: VectorFn, scalar: ScalarFn, *, swap: bool) -> VectorFn:

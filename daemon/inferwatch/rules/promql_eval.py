@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
+from inferwatch.rules.promql_absent import names_if_empty_without
 from inferwatch.rules.promql_aggregate import build_aggregate
 from inferwatch.rules.promql_ast import (
     Aggregate,
@@ -116,12 +117,24 @@ def _negate(inner: VectorFn) -> VectorFn:
     return run
 
 
+def _unless_absent(node: Expr, inner: VectorFn) -> VectorFn:
+    """Skip an expression that is empty while none of the metrics it reads exists."""
+    names = names_if_empty_without(node)
+    if names is None:
+        return inner
+
+    def run(ctx: Ctx) -> Vector:
+        return inner(ctx) if ctx.store.has_any(names) else []
+
+    return run
+
+
 def compile_expr(node: Expr) -> Runner:
     """A closure evaluating ``node`` at ``ctx.t``; raises :class:`PromQLError` if it can't."""
     kind = value_type(node)
     compiler = ClosureCompiler()
     if kind is ValueType.VECTOR:
-        return compiler.vector(node)
+        return _unless_absent(node, compiler.vector(node))
     if kind is ValueType.SCALAR:
         scalar = compiler.scalar(node)
         return lambda ctx: Scalar(scalar(ctx))

@@ -179,6 +179,10 @@ class SeriesStore:
     def names(self) -> list[str]:
         return sorted(self._by_name)
 
+    def has_any(self, names: Iterable[str]) -> bool:
+        """Whether a series of any of these metric names exists (series are never removed)."""
+        return any(name in self._by_name for name in names)
+
     def family(self, name: str) -> Iterable[Series]:
         return self._by_name.get(name, {}).values()
 
