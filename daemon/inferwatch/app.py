@@ -36,7 +36,7 @@ from inferwatch.notify.silence import Silences
 from inferwatch.notify.silence_api import SilenceAPI
 from inferwatch.rules.service import RuleService, default_external_labels
 from inferwatch.runtime.blocking import BlockingPool
-from inferwatch.runtime.scheduler import LiveScheduler
+from inferwatch.runtime.live_scheduler import LiveScheduler
 from inferwatch.runtime.sdnotify import Notifier
 from inferwatch.runtime.supervisor import Supervisor
 from inferwatch.runtime.watch import FileWatcher, Subscription

@@ -4,7 +4,8 @@ import asyncio
 from datetime import UTC, datetime
 
 from inferwatch.clock import FakeClock
-from inferwatch.runtime.scheduler import LiveScheduler, VirtualScheduler
+from inferwatch.runtime.live_scheduler import LiveScheduler
+from inferwatch.runtime.scheduler import VirtualScheduler
 
 
 def test_virtual_interval_jobs_run_at_their_times() -> None:

@@ -14,6 +14,7 @@ from typing import Final
 
 from inferwatch.derive.kernel_metrics import MetricSpec
 from inferwatch.store.series import Kind
+from inferwatch.store.tsdb import SeriesStore
 
 DECODE: Final = "inferwatch_engine_decode_tokens_per_second"
 PREFILL: Final = "inferwatch_engine_prefill_tokens_per_second"
@@ -83,3 +84,20 @@ ENGINE_METRICS: Final[tuple[MetricSpec, ...]] = (
 )  # fmt: skip
 
 ENGINE_METRIC_HELP: Final[dict[str, MetricSpec]] = {spec.name: spec for spec in ENGINE_METRICS}
+
+# Per-engine thresholds from the config, exported every tick so that rules can read them.
+ANCHOR: Final = "inferwatch_engine_decode_anchor_tokens_per_second"
+MIN_MAL: Final = "inferwatch_engine_anchor_min_mal"
+SCRAPE_ERRORS: Final = "inferwatch_engine_scrape_parse_errors_total"
+
+
+def describe_engine_metrics(store: SeriesStore) -> None:
+    for spec in ENGINE_METRICS:
+        store.describe(spec.name, spec.kind, spec.help)
+    store.describe(
+        ANCHOR, Kind.GAUGE, "Single-stream decode speed below which to suspect the stack."
+    )
+    store.describe(
+        MIN_MAL, Kind.GAUGE, "Mean acceptance length at or above which the anchor applies."
+    )
+    store.describe(SCRAPE_ERRORS, Kind.COUNTER, "Engine /metrics bodies that could not be parsed.")

@@ -17,7 +17,12 @@ from inferwatch.config.models import EngineConfig
 from inferwatch.derive.effects import Effect, apply
 from inferwatch.derive.engine_arbiter import EngineRateArbiter
 from inferwatch.derive.engine_metrics import EngineMetricsDeriver
-from inferwatch.derive.engine_names import ENGINE_METRICS
+from inferwatch.derive.engine_names import (
+    ANCHOR,
+    MIN_MAL,
+    SCRAPE_ERRORS,
+    describe_engine_metrics,
+)
 from inferwatch.derive.engine_pipeline import EngineLogPipeline
 from inferwatch.model import Event, LineRecord
 from inferwatch.parsers.engine import parse_engine_line
@@ -28,25 +33,9 @@ from inferwatch.sources.docker_logs import DockerRecord
 from inferwatch.sources.journald import JournalRecord
 from inferwatch.sources.scrape import ScrapeStatus
 from inferwatch.store.labels import make_labels
-from inferwatch.store.series import Kind
 from inferwatch.store.tsdb import SeriesStore
 
 EventSink = Callable[[list[Event]], Awaitable[None]]
-ANCHOR = "inferwatch_engine_decode_anchor_tokens_per_second"
-MIN_MAL = "inferwatch_engine_anchor_min_mal"
-SCRAPE_ERRORS = "inferwatch_engine_scrape_parse_errors_total"
-
-
-def describe_engine_metrics(store: SeriesStore) -> None:
-    for spec in ENGINE_METRICS:
-        store.describe(spec.name, spec.kind, spec.help)
-    store.describe(
-        ANCHOR, Kind.GAUGE, "Single-stream decode speed below which to suspect the stack."
-    )
-    store.describe(
-        MIN_MAL, Kind.GAUGE, "Mean acceptance length at or above which the anchor applies."
-    )
-    store.describe(SCRAPE_ERRORS, Kind.COUNTER, "Engine /metrics bodies that could not be parsed.")
 
 
 def local_tz() -> tzinfo:

@@ -36,6 +36,7 @@ def event_doc(event: Event, tz: tzinfo, at: str | None = None) -> dict[str, Any]
 
 
 BATCH = 512
+_JSON = json.JSONEncoder(ensure_ascii=False, default=str)  # one encoder, not one per line
 
 
 class Writer:
@@ -106,7 +107,7 @@ class Writer:
         self.flush()
 
     def _json(self, doc: Mapping[str, Any]) -> None:
-        self._put(json.dumps(doc, ensure_ascii=False, default=str) + "\n")
+        self._put(_JSON.encode(doc) + "\n")
 
 
 def _event_text(doc: Mapping[str, Any]) -> str:

@@ -18,10 +18,10 @@ from inferwatch.clock import FakeClock
 from inferwatch.derive.effects import Effect, apply
 from inferwatch.derive.engine_busy import BusyPeriods
 from inferwatch.derive.engine_log import engine_line_event
+from inferwatch.derive.engine_names import ANCHOR, MIN_MAL, describe_engine_metrics
 from inferwatch.derive.engine_pipeline import EngineLogPipeline
 from inferwatch.derive.kernel_effects import KernelInput
 from inferwatch.derive.kernel_pipeline import KernelPipeline, PipelineSettings
-from inferwatch.ingest.engine import ANCHOR, MIN_MAL, describe_engine_metrics
 from inferwatch.ingest.kernel import describe_kernel_metrics
 from inferwatch.model import Event
 from inferwatch.parsers.engine_records import EngineRecord as EngineRecordTypes

@@ -1,11 +1,11 @@
 """One scheduler interface, two implementations.
 
-:class:`LiveScheduler` wraps APScheduler's ``AsyncIOScheduler`` for the daemon (``max_instances=1``
-and ``coalesce=True``: a hung NVML call cannot pile runs up). :class:`VirtualScheduler` runs the
-same jobs on a :class:`~inferwatch.clock.FakeClock` for replay and tests, because APScheduler
-cannot take an injected clock. Both use APScheduler's triggers to compute cron fire times, so a
-digest scheduled at ``0 8 * * *`` fires at the same instants in both.
-"""
+``live_scheduler.LiveScheduler`` wraps APScheduler's ``AsyncIOScheduler`` for the daemon
+(``max_instances=1`` and ``coalesce=True``: a hung NVML call cannot pile runs up).
+:class:`VirtualScheduler` runs the same jobs on a :class:`~inferwatch.clock.FakeClock` for replay
+and tests, because APScheduler cannot take an injected clock. Both use APScheduler's triggers to
+compute cron fire times, so a digest scheduled at ``0 8 * * *`` fires at the same instants in
+both."""
 
 from __future__ import annotations
 
@@ -16,12 +16,8 @@ from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime, timedelta, tzinfo
 from typing import Protocol
 
-from apscheduler.schedulers.asyncio import AsyncIOScheduler
-from apscheduler.triggers.interval import IntervalTrigger
-
 from inferwatch.clock import FakeClock
 from inferwatch.logsetup import get_logger
-from inferwatch.runtime.crontab import crontab_trigger
 
 Job = Callable[[], Awaitable[None]]
 ErrorHook = Callable[[str, BaseException], None]
@@ -37,7 +33,7 @@ class Scheduler(Protocol):
     def remove(self, name: str) -> None: ...
 
 
-def _guard(name: str, job: Job, on_error: ErrorHook | None) -> Job:
+def guard(name: str, job: Job, on_error: ErrorHook | None) -> Job:
     """A job that never raises into the scheduler: errors are reported and the job runs again."""
 
     async def run() -> None:
@@ -50,48 +46,6 @@ def _guard(name: str, job: Job, on_error: ErrorHook | None) -> Job:
                 log.warning("job failed", job=name, error=repr(exc))
 
     return run
-
-
-class LiveScheduler:
-    def __init__(self, on_error: ErrorHook | None = None) -> None:
-        self._aps = AsyncIOScheduler(timezone=UTC)
-        self._on_error = on_error
-
-    def every(self, name: str, seconds: float, job: Job) -> None:
-        self._aps.add_job(
-            _guard(name, job, self._on_error),
-            IntervalTrigger(seconds=seconds, timezone=UTC),
-            id=name,
-            name=name,
-            replace_existing=True,
-            max_instances=1,
-            coalesce=True,
-            misfire_grace_time=max(1, int(seconds)),
-            next_run_time=datetime.now(UTC),
-        )
-
-    def cron(self, name: str, expression: str, job: Job, tz: tzinfo | None = None) -> None:
-        self._aps.add_job(
-            _guard(name, job, self._on_error),
-            crontab_trigger(expression, tz or UTC),
-            id=name,
-            name=name,
-            replace_existing=True,
-            max_instances=1,
-            coalesce=True,
-            misfire_grace_time=300,
-        )
-
-    def remove(self, name: str) -> None:
-        if self._aps.get_job(name) is not None:
-            self._aps.remove_job(name)
-
-    def start(self) -> None:
-        self._aps.start()
-
-    def shutdown(self) -> None:
-        if self._aps.running:
-            self._aps.shutdown(wait=False)
 
 
 @dataclass(order=True, slots=True)
@@ -125,6 +79,8 @@ class VirtualScheduler:
         self._push(self.clock.time(), name, job, nxt)
 
     def cron(self, name: str, expression: str, job: Job, tz: tzinfo | None = None) -> None:
+        from inferwatch.runtime.crontab import crontab_trigger  # APScheduler: only with a cron job
+
         trigger = crontab_trigger(expression, tz or UTC)
 
         def nxt(prev: float) -> float | None:
@@ -182,7 +138,7 @@ class VirtualScheduler:
                 continue
             if entry.due > self.clock.time():
                 self.clock.set(entry.due)
-            await _guard(entry.name, entry.job, self._on_error)()
+            await guard(entry.name, entry.job, self._on_error)()
             ran += 1
             following = entry.next_due(entry.due)
             # coalesce: a job that fell behind runs once, then resumes its cadence from now
