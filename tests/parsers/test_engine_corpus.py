@@ -229,6 +229,44 @@ def test_chained_traceback_interleaved_with_other_processes() -> None:
     assert groups[1].root_cause is None
 
 
+def test_lines_without_an_anchor_move_no_block() -> None:
+    """An access-log line or a warning between two keyless NCCL lines neither closes the block
+    nor counts toward its gap (replay's scanner may not deliver them); uvicorn's shutdown line
+    has an anchor and closes it."""
+    nccl = (
+        "[rank0]:[E ProcessGroupNCCL.cpp:563] [Rank 0] Watchdog caught collective operation timeout"
+    )
+    lines = [
+        nccl,
+        'INFO:     127.0.0.1:52460 - "POST /v1/chat/completions HTTP/1.1" 200 OK',
+        "/x/torch/foo.py:12: UserWarning: careful",
+        nccl,
+        "INFO:     Shutting down",
+        nccl,
+    ]
+    groups = _group(lines)
+    assert [(g.first_line, g.last_line, g.line_count) for g in groups] == [(1, 4, 2), (6, 6, 1)]
+
+
+def test_code_lines_count_only_right_after_an_anchored_line() -> None:
+    """The scanner always delivers the line after a hit, not a second code line or a caret line
+    after it, nor code separated from its File line by another process's line."""
+    lines = [
+        "Traceback (most recent call last):",
+        '  File "/x/a.py", line 3, in f',
+        "    return g(",
+        "           ^^",
+        '  File "/x/b.py", line 9, in g',
+        '(APIServer pid=1) INFO:     127.0.0.1:1 - "GET /health HTTP/1.1" 200 OK',
+        "    raise ValueError",
+        "ValueError: bad",
+        "/x/torch/foo.py:12: UserWarning: careful",
+        "  warnings.warn(",
+    ]
+    (group,) = _group(lines)
+    assert (group.first_line, group.last_line, group.line_count) == (1, 8, 5)
+
+
 def test_request_error_is_not_an_incident() -> None:
     """A request error's traceback (format as in engine.md 5.1 item 5) is grouped but is not a
     crash incident."""

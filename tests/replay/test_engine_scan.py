@@ -27,6 +27,35 @@ NOISE = [
     "INFO 10-29 01:09:12 [async_llm.py:261] Added request chatcmpl-1e62.",
 ]
 
+# Lines whose records the scan may skip, next to ones it delivers: a timed warning and another
+# library's timed line before timeless start-up lines, a Python warning's code line, uvicorn's
+# shutdown, prefixed and bare tracebacks with second code lines and caret lines.
+EDGES = [
+    "WARNING 03-04 05:06:07 [config.py:1] something odd",
+    "Memory profiling results: total_gpu_memory=23.58GiB kv_cache_size=2.89GiB "
+    "gpu_memory_utilization=0.90",
+    "(EngineCore pid=7476) 2026-03-04 06:00:00,000 - INFO - autotuner.py:824 - tuning",
+    "Maximum concurrency for 29000 tokens per request: 0.82x",
+    "/x/torch/foo.py:12: UserWarning: careful",
+    "  warnings.warn(",
+    "[rank1]:[E ProcessGroupNCCL.cpp:563] [Rank 1] Watchdog caught collective operation timeout: "
+    "WorkNCCL(SeqNum=1, OpType=ALLREDUCE) ran for 600086 milliseconds before timing out.",
+    "INFO:     Shutting down",
+    "(EngineCore_DP0 pid=7) ERROR 03-04 06:00:05 [core.py:700] EngineCore encountered a fatal "
+    "error.",
+    "(EngineCore_DP0 pid=7) ERROR 03-04 06:00:05 [core.py:700] Traceback (most recent call last):",
+    '(EngineCore_DP0 pid=7) ERROR 03-04 06:00:05 [core.py:700]   File "/x/core.py", line 1, in run',
+    "(EngineCore_DP0 pid=7) ERROR 03-04 06:00:05 [core.py:700]     self.step(",
+    "(EngineCore_DP0 pid=7) ERROR 03-04 06:00:05 [core.py:700]     ^^^^^^^^^^",
+    "(EngineCore_DP0 pid=7) ERROR 03-04 06:00:05 [core.py:700] RuntimeError: CUDA error: an "
+    "illegal memory access was encountered",
+    "Traceback (most recent call last):",
+    '  File "/x/a.py", line 3, in f',
+    "    return g(",
+    "           ^^",
+    "ValueError: bad",
+]
+
 
 def every_line(path: Path) -> Iterator[tuple[int, bytes]]:
     with path.open("rb") as fh:
@@ -48,12 +77,14 @@ def replay_docs(path: Path, monkeypatch: pytest.MonkeyPatch, reader: object) -> 
 
 
 def mixed_log(tmp_path: Path) -> Path:
-    """The public corpus and the constructed logs, shuffled between bulk request logging."""
+    """The public corpus, the constructed logs and the edge lines, shuffled between bulk request
+    logging."""
     rng = random.Random(5)
     real = (FIXTURES / "corpus" / "engine-lines.txt").read_text(encoding="utf-8").splitlines()
     for name in ("constructed_content_change.log", "constructed_stack_regression.log"):
         text = (FIXTURES / "engine" / name).read_text(encoding="utf-8")
         real += [line for line in text.splitlines() if not line.startswith("#")]
+    real += EDGES
     lines: list[str] = []
     for line in real:
         lines += [rng.choice(NOISE) for _ in range(rng.randrange(0, 6))]
@@ -63,13 +94,6 @@ def mixed_log(tmp_path: Path) -> Path:
     return path
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="known gap, found 2026-11-29 once this test stopped comparing the scan with itself "
-    "(it patched a name engine_records had bound at definition): a timed record without an "
-    "anchor (an autotuner line) dates the timeless start-up lines after it only in the full "
-    "read, and noise records between two NCCL lines change the crash grouping",
-)
 def test_scan_and_full_read_give_the_same_replay(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -78,6 +102,35 @@ def test_scan_and_full_read_give_the_same_replay(
     full = replay_docs(path, monkeypatch, every_line)
     assert len(full) > 100
     assert scanned == full
+
+
+def test_edge_lines_next_to_each_other_replay_the_same(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Without noise between them the edge lines sit right after hits: the lines the scan takes
+    as context must count exactly as they do in a full read."""
+    path = tmp_path / "edges.log"
+    path.write_text("\n".join([*EDGES, NOISE[0], *EDGES]) + "\n", encoding="utf-8")
+    scanned = replay_docs(path, monkeypatch, anchor_lines)
+    assert scanned == replay_docs(path, monkeypatch, every_line)
+    docs = [json.loads(d) for d in scanned]
+    crashes = [d for d in docs if d.get("type") == "engine_crash"]
+    # One chain of both copies, each the NCCL line and two tracebacks without their caret
+    # lines (5 and 4 lines).
+    assert [c["line_count"] for c in crashes] == [20]
+
+
+def test_timeless_lines_take_the_last_anchored_time(tmp_path: Path) -> None:
+    """A warning's or another library's line is no replay input (the scanner may skip it), so
+    its time dates nothing: the timeless start-up line after them takes the time of the
+    anchored line before them."""
+    path = tmp_path / "dating.log"
+    path.write_text("\n".join([EDGES[8], EDGES[0], EDGES[2], EDGES[1]]) + "\n", encoding="utf-8")
+    ctx = TimeContext(year=2026, tz=UTC)
+    records = list(timeline.engine_records(path, 0, ctx, "x", every_line))
+    assert [r.line for r in records] == [1, 4]
+    fatal, memory = (r.at for r in records)
+    assert memory == fatal
 
 
 def test_parsing_in_the_workers_replays_like_the_scan(

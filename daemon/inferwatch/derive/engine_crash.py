@@ -109,6 +109,8 @@ class EngineCrashTracker:
     def feed(
         self, record: EngineRecord | None, at: float, line: int, source: str, key: str
     ) -> list[Effect]:
+        if record is not None and not self._grouper.moves(record, line):
+            return []  # a line the replay scanner may not deliver: it must change nothing
         self._last_fed = max(self._last_fed, at)
         if isinstance(record, EngineCrash) or (
             isinstance(record, OtherLine) and record.kind in _TRACE_KINDS

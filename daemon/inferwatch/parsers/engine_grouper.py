@@ -11,6 +11,12 @@ and closes on the next unrelated line of the same process, a little after its fi
 line, after too many unrelated lines, or on `flush()`. Blocks with neither an exception line nor
 an anchor (stray fragments) produce nothing. No I/O and no clock: call `flush()` at the end of
 input, or when the stream has been idle for a while.
+
+Only lines with an anchor (`engine_precheck`) move a block, and indented code right after one of
+them: replay's scanner delivers exactly those, so a scanned replay groups like a full read. An
+access-log line, a warning or another library's line neither closes a block nor counts toward
+its gap, and code lines elsewhere (a second code line, a caret line, code interleaved with other
+processes' lines) are not part of any block.
 """
 
 from __future__ import annotations
@@ -18,6 +24,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import ClassVar, Literal
 
+from inferwatch.parsers.engine_precheck import traceback_code, unanchored
 from inferwatch.parsers.engine_prefix import LinePrefix
 from inferwatch.parsers.engine_records import (
     CRASH_SIGNATURES,
@@ -77,11 +84,14 @@ class _Block:
     complete: bool = False
     want_traceback: bool = False
     gap: int = 0
+    anchored_line: int = -1  # the block's last line with an anchor (not traceback code)
 
     def add(self, part: _Part, record: EngineRecord, line_no: int) -> None:
         self.count += 1
         self.last_line = line_no
         self.gap = 0
+        if not traceback_code(record):
+            self.anchored_line = line_no
         if part == "chain":
             self.complete = False
             self.want_traceback = True
@@ -138,6 +148,11 @@ def _part(record: EngineRecord | None) -> _Part | None:
     return None
 
 
+def _key(record: EngineRecord) -> _Key:
+    """The emitting process: wrapper service, process tag name and pid."""
+    return (record.prefix.service, record.prefix.proc, record.prefix.pid)
+
+
 class TracebackGrouper:
     """Feed records (or lines) in log order; collect the finished groups each call returns."""
 
@@ -148,12 +163,15 @@ class TracebackGrouper:
         self._max_lines = max_lines
 
     def feed(self, record: EngineRecord | None, line_no: int = 0) -> list[TracebackGroup]:
-        """Take the next record of the stream (None for a line that parsed to nothing)."""
+        """Take the next record of the stream (None for a line that parsed to nothing); a
+        record without an anchor that :meth:`moves` rejects changes nothing."""
         out: list[TracebackGroup] = []
+        if record is not None and not self.moves(record, line_no):
+            return out
         part = _part(record)
         key: _Key | None = None
         if record is not None:
-            key = (record.prefix.service, record.prefix.proc, record.prefix.pid)
+            key = _key(record)
         for other_key in list(self._open):
             if other_key == key:
                 continue
@@ -189,6 +207,17 @@ class TracebackGrouper:
         for key in list(self._open):
             self._close(key, out)
         return out
+
+    def moves(self, record: EngineRecord, line_no: int) -> bool:
+        """Whether the record may change the open blocks: any record with an anchor, and
+        traceback code on the line right after an anchored line of its process's open block
+        (the scanner always delivers the line after a hit); no other record without one."""
+        if not unanchored(record):
+            return True
+        if not traceback_code(record):
+            return False
+        block = self._open.get(_key(record))
+        return block is not None and line_no == block.anchored_line + 1
 
     @staticmethod
     def _starts_new(block: _Block, part: _Part) -> bool:

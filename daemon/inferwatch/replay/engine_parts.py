@@ -21,6 +21,7 @@ from itertools import islice
 from pathlib import Path
 
 from inferwatch.parsers.engine import parse_engine_line
+from inferwatch.parsers.engine_precheck import bystander
 from inferwatch.parsers.engine_records import EngineRecord
 from inferwatch.parsers.engine_time import engine_time
 from inferwatch.replay.engine_scan import PARALLEL_FROM, cut_parts, spans_in
@@ -42,7 +43,7 @@ def _parse_part(path: str, start: int, end: int, year: int, tz: tzinfo) -> PartR
         for index, a, b in spans:
             text = mm[a:b].decode("utf-8", "replace")
             record = parse_engine_line(text)
-            if record is not None:
+            if record is not None and not bystander(record):
                 out.append((index, text, record, engine_time(record.prefix, year=year, tz=tz)))
     return out, lines
 

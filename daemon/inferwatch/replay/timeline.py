@@ -4,7 +4,9 @@ Each reader yields only records some parser could match (a cheap substring check
 the 99 % of ordinary lines cost one ``in`` test), with the wall time of the record taken from its
 own prefix: ISO times with an offset as they are, naive times in ``--tz``, times without a year in
 ``--year``, kernel seconds as seconds from an arbitrary origin. A record without a time inherits
-the last time seen in its file. Files are merged by time, stable by file then line.
+the last time seen in its file; in an engine log, the last time of a record with an anchor (the
+scanner may skip an access-log line or a warning, so their times date nothing but themselves).
+Files are merged by time, stable by file then line.
 """
 
 from __future__ import annotations
@@ -16,6 +18,7 @@ from datetime import datetime, tzinfo
 from pathlib import Path
 
 from inferwatch.parsers.engine import parse_engine_line
+from inferwatch.parsers.engine_precheck import bystander, unanchored
 from inferwatch.parsers.engine_time import engine_time
 from inferwatch.parsers.kernel import KernelLine, RecordAssembler, parse_kernel_line
 from inferwatch.parsers.kernel_precheck import INTERESTING_BYTES
@@ -161,7 +164,7 @@ def _parsed(lines: Iterable[tuple[int, bytes]], ctx: TimeContext) -> Iterator[Hi
     for number, raw in lines:
         text = raw.decode("utf-8", "replace")
         record = parse_engine_line(text)
-        if record is not None:
+        if record is not None and not bystander(record):
             yield number, text, record, engine_time(record.prefix, year=year, tz=tz)
 
 
@@ -169,24 +172,26 @@ def engine_records(
     path: Path, index: int, ctx: TimeContext, source: str, lines: LineSource | None = None
 ) -> Iterator[TimedRecord]:
     """Engine lines that can become records (found by the parallel anchor scan), parsed, with
-    their times. Records before the file's first timed one (an access-log line, a traceback)
-    take that first time: the epoch would put hours of empty virtual time before the log."""
+    their times; bystanders (access logs, warnings, other libraries' lines: nothing reads them)
+    are dropped where they are parsed. A record without a time of its own takes the last time
+    of a record with an anchor: the scanner delivers all of those and only some of the others,
+    so a scanned replay dates like a full read. Records before the file's first such time (a
+    traceback) take that first time: the epoch would put hours of empty virtual time before
+    the log."""
     reader = lines or ENGINE_LINES
     hits = anchor_records(path, ctx.year, ctx.tz) if reader is None else _parsed(reader(path), ctx)
     last_at: float | None = None
     early: list[tuple[int, str, object]] = []
     for number, text, record, own in hits:
-        if own is None:
-            if last_at is None:
-                early.append((number, text, record))
-                continue
-            at = last_at
-        else:
-            at = own
+        if own is not None and not unanchored(record):
+            last_at = own
             for n, t, r in early:
-                yield TimedRecord(at, index, n, source, "engine", t, r)
+                yield TimedRecord(own, index, n, source, "engine", t, r)
             early.clear()
-        last_at = at
+        at = own if own is not None else last_at
+        if at is None:
+            early.append((number, text, record))
+            continue
         yield TimedRecord(at, index, number, source, "engine", text, record)
     for n, t, r in early:  # no timed record at all
         yield TimedRecord(0.0, index, n, source, "engine", t, r)
