@@ -46,10 +46,12 @@ __all__ = [
 
 # Only this much of a message is searched for a family's anchor text.
 _HEAD = 600
-# Lines longer than this are first checked for bulk request logging in their first _GATE chars.
-_LONG = 400
-_GATE = 300
-_BULK = ("Received request", "Generated response")
+# Lines longer than BULK_LONG characters are first checked for bulk request logging (a whole
+# prompt or response) in their first BULK_GATE characters; replay's scanner cuts the same lines
+# out before it searches (``replay.engine_bulk``).
+BULK_LONG = 400
+BULK_GATE = 300
+BULK_MARKERS = ("Received request", "Generated response")
 # Per-request chatter that is never a record (checked at the start of the message).
 _NOISE = (
     "Received request",
@@ -62,8 +64,9 @@ _NOISE = (
 
 def parse_engine_line(line: str) -> EngineRecord | None:
     """Parse one engine log line (without or with its trailing newline); None = no record."""
-    if len(line) > _LONG and (
-        line.find(_BULK[0], 0, _GATE) >= 0 or line.find(_BULK[1], 0, _GATE) >= 0
+    if len(line) > BULK_LONG and (
+        line.find(BULK_MARKERS[0], 0, BULK_GATE) >= 0
+        or line.find(BULK_MARKERS[1], 0, BULK_GATE) >= 0
     ):
         return None
     prefix, body = split_prefix(line)

@@ -21,12 +21,12 @@ from pathlib import Path
 import re2
 
 from inferwatch.parsers.engine_precheck import HEAD_LIMIT, PATTERN_BYTES
+from inferwatch.replay.engine_bulk import Kept, cut_bulk
 
 PARALLEL_FROM = 32 << 20
 CONTEXT_LINES = 64  # at most this many lines taken after one hit
 _INDENT = (b" ", b"\t")  # smaller files are scanned in this process
 Span = tuple[int, int, int]  # (line index in its part, line start, line end)
-_COUNT_BLOCK = 1 << 20
 
 
 def _scan_part(path: str, start: int, end: int) -> tuple[list[Span], int]:
@@ -39,12 +39,12 @@ def _scan_part(path: str, start: int, end: int) -> tuple[list[Span], int]:
 def spans_in(mm: mmap.mmap, start: int, end: int) -> tuple[list[Span], int]:
     """What :func:`_scan_part` returns, over an open map."""
     pattern = re2.compile(PATTERN_BYTES)
+    kept = cut_bulk(mm, start, end)  # RE2 never reads the prompts of request logging
     size = len(mm)  # context lines may run past the part's end; the parent drops repeats
     spans: list[Span] = []
     done = -1
-    counted, index = start, 0
-    for match in pattern.finditer(mm, start, end):
-        hit = match.start()
+    for match in pattern.finditer(kept.text):
+        hit = kept.to_file(match.start())
         if hit <= done:
             continue
         line_start = max(mm.rfind(b"\n", start, hit) + 1, start)
@@ -52,43 +52,31 @@ def spans_in(mm: mmap.mmap, start: int, end: int) -> tuple[list[Span], int]:
             done = _line_end(mm, hit, end)
             continue
         # The hit line, the indented lines continuing it (traceback code), and the next line:
-        # the crash grouper closes a block on the next record of its process. A next line
-        # with an anchor of its own is a hit and gets the same treatment.
+        # the crash grouper counts code right after an anchored line, and nothing else without
+        # an anchor (``engine_precheck.unanchored``). A next line with an anchor of its own is
+        # a hit and gets the same treatment.
         pos = line_start
         while True:
-            pos, index, counted = _take(mm, pos, size, index, counted, spans)
+            pos = _take(mm, pos, size, kept, spans)
             taken = 0
             while pos < size and mm[pos : pos + 1] in _INDENT and taken < CONTEXT_LINES:
-                pos, index, counted = _take(mm, pos, size, index, counted, spans)
+                pos = _take(mm, pos, size, kept, spans)
                 taken += 1
             if pos >= size:
                 break
             head_end = min(_line_end(mm, pos, size), pos + HEAD_LIMIT)
             if pos >= end or pattern.search(mm, pos, head_end) is None:
-                pos, index, counted = _take(mm, pos, size, index, counted, spans)
+                pos = _take(mm, pos, size, kept, spans)
                 break
         done = pos - 1
-    if counted > end:  # context ran into the next part: count this part's lines alone
-        return spans, _count_lines(mm, start, end)
-    return spans, index + _count_lines(mm, counted, end)
+    return spans, kept.lines_before(end)
 
 
-def _count_lines(mm: mmap.mmap, start: int, end: int) -> int:
-    """Newlines in ``mm[start:end]``, counted a block at a time (no copy of the whole range)."""
-    n = 0
-    for a in range(start, end, _COUNT_BLOCK):
-        n += mm[a : min(a + _COUNT_BLOCK, end)].count(b"\n")
-    return n
-
-
-def _take(
-    mm: mmap.mmap, pos: int, end: int, index: int, counted: int, spans: list[Span]
-) -> tuple[int, int, int]:
-    """Record the line starting at ``pos``; return the next line's start and the counters."""
+def _take(mm: mmap.mmap, pos: int, end: int, kept: Kept, spans: list[Span]) -> int:
+    """Record the line starting at ``pos``; return the next line's start."""
     line_end = _line_end(mm, pos, end)
-    index += _count_lines(mm, counted, pos)
-    spans.append((index, pos, line_end))
-    return line_end + 1, index, pos
+    spans.append((kept.lines_before(pos), pos, line_end))
+    return line_end + 1
 
 
 def _line_end(mm: mmap.mmap, pos: int, end: int) -> int:
