@@ -3,13 +3,20 @@
 from __future__ import annotations
 
 import math
+from array import array
+from collections.abc import Iterator
+
+import pytest
 
 from inferwatch.alerts.model import AlertState
 from inferwatch.clock import FakeClock
+from inferwatch.rules import promql_functions, promql_select
 from inferwatch.rules.evaluator import RuleManager
 from inferwatch.rules.loader import load_rule_text
+from inferwatch.rules.promql_ast import MatrixSelector
+from inferwatch.rules.promql_context import Ctx
 from inferwatch.rules.ruleset import RuleSet
-from inferwatch.store.series import is_stale
+from inferwatch.store.series import Series, is_stale
 from inferwatch.store.tsdb import SeriesStore
 
 A = (("job", "a"),)
@@ -303,3 +310,41 @@ def test_a_change_re_runs_only_the_rules_that_can_see_that_series() -> None:
     assert (group.file, group.name) not in m._group_last
     m.evaluate_due(10.0)
     assert m._group_last[(group.file, group.name)] == 10.0
+
+
+ABSENT = """
+groups:
+  - name: gpu
+    rules:
+      - record: job:xid:rate5m
+        expr: rate(xid_total[5m])
+      - alert: Xid
+        expr: increase(xid_total[5m]) > 0 or (xid_total unless xid_total offset 5m)
+"""
+
+
+def test_a_group_over_metrics_that_never_existed_runs_as_empty(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """No series of any metric the group reads: the rules report a run and find nothing,
+    without their expressions running; the first sample makes them run again."""
+    s = store()
+    m = RuleManager(rules(ABSENT), s)
+    group = m.rule_set.groups[0]
+    read: list[str | None] = []
+    real = promql_select.windows
+
+    def counting(
+        ctx: Ctx, msel: MatrixSelector
+    ) -> Iterator[tuple[Series, array[float], array[float]]]:
+        read.append(msel.selector.name)
+        return real(ctx, msel)
+
+    monkeypatch.setattr(promql_functions, "windows", counting)
+    assert m.evaluate_group(group, 10.0) == []
+    assert read == []
+    assert [(r.health, r.last_eval) for r in m.rule_status()] == [("ok", 10.0), ("ok", 10.0)]
+    s.set("xid_total", A, 1.0, 15.0)
+    out = m.evaluate_group(group, 20.0)
+    assert read
+    assert [(t.alert.name, t.to_state) for t in out] == [("Xid", AlertState.FIRING)]

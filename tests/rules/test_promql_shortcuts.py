@@ -13,7 +13,7 @@ from array import array
 import pytest
 
 from inferwatch.clock import FakeClock
-from inferwatch.rules import promql_functions
+from inferwatch.rules import promql_functions, promql_select
 from inferwatch.rules.promql import EvalError, evaluate, load
 from inferwatch.rules.promql_absent import names_if_empty_without
 from inferwatch.rules.promql_cost import cost
@@ -147,7 +147,7 @@ def test_the_cheap_side_of_an_and_runs_first(monkeypatch: pytest.MonkeyPatch) ->
     ast = query.ast
     assert cost(ast.rhs) < cost(ast.lhs)  # type: ignore[union-attr]
     reads: list[str] = []
-    real = promql_functions.windows
+    real = promql_select.windows
 
     def counting(ctx, msel):  # type: ignore[no-untyped-def]
         reads.append(msel.selector.name)

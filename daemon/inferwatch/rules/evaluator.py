@@ -23,6 +23,7 @@ from inferwatch.alerts.model import Alert, AlertTransition
 from inferwatch.rules import rule_eval as ev
 from inferwatch.rules.outputs import RuleOutputs
 from inferwatch.rules.promql import DEFAULT_OPTIONS, EvalOptions, Vector
+from inferwatch.rules.promql_absent import names_if_empty_without
 from inferwatch.rules.promql_ast import MatrixSelector, selectors
 from inferwatch.rules.promql_context import Ctx
 from inferwatch.rules.promql_index import cache_for
@@ -98,6 +99,7 @@ class RuleManager:
         self._reading: dict[str, frozenset[RuleGroup]] = {}
         self._touched: dict[tuple[RuleGroup, str, Labels], frozenset[int] | None] = {}
         self._plans: dict[RuleGroup, list[tuple[int, Rule, _RuleState]]] = {}
+        self._absent_names: dict[RuleGroup, frozenset[str] | None] = {}
         self._expansions = ev.Expansions()
         self._selections = cache_for(store)
         self._restore: dict[RuleKey, list[Alert]] = {}
@@ -132,8 +134,21 @@ class RuleManager:
         self._reading = {}
         self._touched = {}
         self._plans = {group: self._plan(group) for group in rule_set.groups}
+        self._absent_names = {group: _absent_names(group) for group in rule_set.groups}
         self._expansions = ev.Expansions()
         return gone
+
+    def _nothing_to_read(self, group: RuleGroup, plan: list[tuple[int, Rule, _RuleState]]) -> bool:
+        """Whether evaluating the group now is sure to change nothing: every rule is empty
+        while its metrics do not exist (promql_absent), none of them exists, and no rule holds
+        an alert or a written series."""
+        names = self._absent_names.get(group)
+        if names is None or self.store.has_any(names) or self._restore:
+            return False
+        for _, _, state in plan:
+            if state.outputs.previous or (state.alerts is not None and len(state.alerts)):
+                return False
+        return True
 
     def _plan(self, group: RuleGroup) -> list[tuple[int, Rule, _RuleState]]:
         """The group's rules with their index and state, looked up once per rule set."""
@@ -199,11 +214,16 @@ class RuleManager:
     def evaluate_group_outcome(
         self, group: RuleGroup, t: float, only: frozenset[int] | None = None
     ) -> GroupOutcome:
+        plan = self._plans.get(group) or self._plan(group)
+        if only is None and self._nothing_to_read(group, plan):
+            for _, _, state in plan:  # every rule ran, and found nothing
+                state.health, state.last_error, state.last_eval = "ok", "", t
+            self._group_last[(group.file, group.name)] = t
+            return GroupOutcome((), ())
         ts = t - group.query_offset_s
         query = ev.template_query(self.store, ts, self.options, self._queries)
         transitions: list[AlertTransition] = []
         errors: list[RuleError] = []
-        plan = self._plans.get(group) or self._plan(group)
         ctx = Ctx(self.store, float(ts), self.options, self._selections)
         for index, rule, state in plan:
             if only is not None and index not in only:
@@ -303,6 +323,17 @@ class RuleManager:
         for alert in alerts:
             self._restore.setdefault(alert.rule, []).append(alert)
         return len(alerts)
+
+
+def _absent_names(group: RuleGroup) -> frozenset[str] | None:
+    """The metrics the group reads if every rule of it is empty while none of them exists."""
+    names: set[str] = set()
+    for rule in group.rules:
+        found = names_if_empty_without(rule.query.ast)
+        if found is None:
+            return None
+        names |= found
+    return frozenset(names) if names else None
 
 
 def _group_keys(group: RuleGroup) -> list[StateKey]:

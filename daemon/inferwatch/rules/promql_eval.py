@@ -122,6 +122,13 @@ def _unless_absent(node: Expr, inner: VectorFn) -> VectorFn:
     names = names_if_empty_without(node)
     if names is None:
         return inner
+    if len(names) == 1:
+        (name,) = names
+
+        def one(ctx: Ctx) -> Vector:
+            return inner(ctx) if ctx.store.has(name) else []
+
+        return one
 
     def run(ctx: Ctx) -> Vector:
         return inner(ctx) if ctx.store.has_any(names) else []

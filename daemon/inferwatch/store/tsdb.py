@@ -89,7 +89,8 @@ class SeriesStore:
         s = family.get(labels) if family is not None else None
         if s is None:
             s = self._series(name, labels, Kind.GAUGE)
-        self._put(s, self._t(t), float(value))
+        if not s.append(self._t(t), float(value)):
+            self.rejected_samples += 1
 
     def set_counter(self, name: str, labels: Labels, value: float, t: float | None = None) -> None:
         """Mirror a cumulative counter read from elsewhere (resets are the reader's business)."""
@@ -179,9 +180,13 @@ class SeriesStore:
     def names(self) -> list[str]:
         return sorted(self._by_name)
 
+    def has(self, name: str) -> bool:
+        """Whether a series of this metric name exists (series are never removed)."""
+        return name in self._by_name
+
     def has_any(self, names: Iterable[str]) -> bool:
-        """Whether a series of any of these metric names exists (series are never removed)."""
-        return any(name in self._by_name for name in names)
+        """Whether a series of any of these metric names exists."""
+        return not self._by_name.keys().isdisjoint(names)
 
     def family(self, name: str) -> Iterable[Series]:
         return self._by_name.get(name, {}).values()
