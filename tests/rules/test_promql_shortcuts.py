@@ -30,9 +30,15 @@ from inferwatch.store.tsdb import SeriesStore
         ("x", True),
         ("x > 1", True),
         ("2 < x", True),
-        ("x > bool 1", False),  # drops the name: label sets may collide
-        ("x * 2", False),
-        ("time() - last_over_time(x[1h]) > 30", False),  # vector - scalar arithmetic
+        ("x > bool 1", True),  # drops the name, but one metric's label sets are unique
+        ("x * 2", True),
+        ("time() - last_over_time(x[1h]) > 30", True),
+        ("(x or y) * 2", False),  # two metrics: without their names, label sets may collide
+        ('{__name__="x"} * 2', False),  # (conservatively: the name is a matcher here)
+        ("x + y", True),  # one-to-one on all labels, each side unique
+        ("quantile_over_time(0.5, x[10m]) < 0.85 * quantile_over_time(0.5, y[24h])", True),
+        ("x + on(job) y", False),  # matching on some labels can find two
+        ("x + sum(y)", False),
         ("last_over_time(x[1h]) > 0", True),
         ("quantile_over_time(0.5, x[5m]) < 3", True),
         ('rate({__name__=~"x|y"}[5m])', False),  # no one name: outputs may collide

@@ -25,7 +25,7 @@ from inferwatch.rules.promql_ast import (
     value_type,
 )
 from inferwatch.rules.promql_context import Compiler, Ctx, ScalarFn, VectorFn
-from inferwatch.rules.promql_cost import cost
+from inferwatch.rules.promql_cost import much_cheaper
 from inferwatch.rules.promql_gofloat import go_div, go_mod, go_pow
 from inferwatch.rules.promql_safe import cannot_fail
 from inferwatch.rules.promql_types import (
@@ -94,7 +94,7 @@ def build_vector_binary(node: Binary, c: Compiler) -> VectorFn:
     if node.op == "or":
         return lambda ctx: _or(lhs(ctx), rhs(ctx), sig)
     if node.op == "and":
-        if cannot_fail(node.lhs) and cannot_fail(node.rhs) and cost(node.rhs) < cost(node.lhs):
+        if cannot_fail(node.lhs) and cannot_fail(node.rhs) and much_cheaper(node.rhs, node.lhs):
             return _cheap_side_first(lhs, rhs, sig)
         op: Callable[[Vector, Vector], Vector] = lambda a, b: _and(a, b, sig)  # noqa: E731
     elif node.op == "unless":

@@ -20,6 +20,8 @@ from inferwatch.rules.promql_ast import (
 )
 
 SAMPLE_EVERY_S = 10.0
+MUCH = 4.0  # how much cheaper a side must be to go first (the written order says which side
+# the author expects to be empty more often; costs alone know nothing of that)
 
 
 def cost(node: Expr) -> float:
@@ -37,3 +39,7 @@ def cost(node: Expr) -> float:
     if isinstance(node, Unary):
         return 1.0 + cost(node.expr)
     return 0.0
+
+
+def much_cheaper(node: Expr, than: Expr) -> bool:
+    return cost(node) * MUCH < cost(than)

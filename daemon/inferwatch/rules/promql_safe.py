@@ -64,6 +64,35 @@ def _safe_binary(node: Binary) -> bool:
     if left is ValueType.SCALAR and right is ValueType.SCALAR:
         return node.op in _SAFE_SCALAR_OPS
     if left is ValueType.SCALAR or right is ValueType.SCALAR:
-        # a filtering comparison keeps samples as they are: no new label sets to collide
-        return node.op in COMPARISON_OPS and not node.return_bool
-    return node.op in ("and", "or", "unless")
+        # a filtering comparison keeps samples as they are: no new label sets to collide; an
+        # arithmetic or bool one drops the name, harmless where the labels alone are unique
+        if node.op in COMPARISON_OPS and not node.return_bool:
+            return True
+        vector = node.rhs if left is ValueType.SCALAR else node.lhs
+        return node.op in _SAFE_SCALAR_OPS and unique_labels(vector)
+    if node.op in ("and", "or", "unless"):
+        return True
+    # One-to-one on all labels: fails only on a label set found twice on one side.
+    plain = node.matching is None
+    return (
+        plain
+        and node.op in _SAFE_SCALAR_OPS
+        and unique_labels(node.lhs)
+        and unique_labels(node.rhs)
+    )
+
+
+def unique_labels(node: Expr) -> bool:
+    """True when no two samples of ``node`` can share their labels, the name left out: one
+    metric's series, a per-series range function of them, or a filter of such."""
+    if isinstance(node, VectorSelector):
+        return node.name is not None
+    if isinstance(node, Call):
+        return node.func in _SAFE_RANGE and _safe_call(node)
+    if isinstance(node, Binary):
+        left, right = value_type(node.lhs), value_type(node.rhs)
+        if left is ValueType.SCALAR or right is ValueType.SCALAR:
+            vector = node.rhs if left is ValueType.SCALAR else node.lhs
+            return node.op in _SAFE_SCALAR_OPS and unique_labels(vector)
+        return node.op in ("and", "unless") and unique_labels(node.lhs)
+    return False
