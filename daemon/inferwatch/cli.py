@@ -125,7 +125,7 @@ def cmd_replay(args: argparse.Namespace) -> int:
     from inferwatch.replay import engine_parts
 
     for name in args.engine_log:  # the scan runs while the rest of the replay loads
-        engine_parts.start_scan(Path(name), year, tz)
+        engine_parts.start_scan(Path(name), year, tz, render=args.format == "jsonl")
     try:
         return _replay(args, tz, year)
     finally:

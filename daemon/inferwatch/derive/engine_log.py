@@ -281,7 +281,17 @@ def engine_line_event(
     """Replay's per-line event: ``type``, ``source``, ``line``, ``engine`` and the record's corpus
     field names (shared/corpus/README.md), for stats, SpecDecoding and start-up lines. Crash
     lines give None: their event is the incident (``engine_crash.EngineCrashTracker``)."""
+    fields = line_event_fields(record)
+    if fields is None:
+        return None
+    return {"type": record.type, "source": source, "line": line, "engine": engine, **fields}
+
+
+def line_event_fields(record: EngineRecord) -> dict[str, Any] | None:
+    """The fields of :func:`engine_line_event` after ``engine`` (the record's own, ``type``
+    aside), or None for a record without a line event."""
     if not isinstance(record, EngineStats | SpecDecode | StartupFact):
         return None
     fields = record_fields(record)
-    return {"type": fields.pop("type"), "source": source, "line": line, "engine": engine, **fields}
+    del fields["type"]
+    return fields

@@ -52,9 +52,7 @@ class StartupOutcome:
 
 def record_fields(record: EngineRecord) -> dict[str, Any]:
     """The record's corpus fields (shared/corpus/README.md) without its prefix."""
-    out = record.to_dict()
-    out.pop("prefix", None)
-    return out
+    return record.to_dict(prefix=False)
 
 
 class EnginePhase:

@@ -124,14 +124,15 @@ class EngineStats:
     transfer_reqs: int | None = None
     prealloc_usage: float | None = None
 
-    def to_dict(self) -> dict[str, object]:
+    def to_dict(self, *, prefix: bool = True) -> dict[str, object]:
         out: dict[str, object] = {"type": self.type, "format": self.format}
         always = _STATS_ALWAYS.get(self.format, _STATS_CORE)
         for name in _STATS_FIELDS:
             value = getattr(self, name)
             if value is not None or name in always:
                 out[name] = value
-        out["prefix"] = self.prefix.to_dict()
+        if prefix:
+            out["prefix"] = self.prefix.to_dict()
         return out
 
 
@@ -176,13 +177,14 @@ class SpecDecode:
     emitted: int | None = None
     system_efficiency: float | None = None
 
-    def to_dict(self) -> dict[str, object]:
+    def to_dict(self, *, prefix: bool = True) -> dict[str, object]:
         out: dict[str, object] = {"type": self.type, "format": self.format}
         for name in _SPEC_FIELDS:
             value = getattr(self, name)
             if value is not None or name not in ("emitted", "system_efficiency"):
                 out[name] = _listify(value)
-        out["prefix"] = self.prefix.to_dict()
+        if prefix:
+            out["prefix"] = self.prefix.to_dict()
         return out
 
 
@@ -211,13 +213,14 @@ class EngineCrash:
     max_seq_len: int | None = None
     kv_cache_tokens: int | None = None
 
-    def to_dict(self) -> dict[str, object]:
+    def to_dict(self, *, prefix: bool = True) -> dict[str, object]:
         out: dict[str, object] = {"type": self.type, "signature": self.signature}
         for name in _CRASH_FIELDS:
             value = getattr(self, name)
             if value is not None:
                 out[name] = value
-        out["prefix"] = self.prefix.to_dict()
+        if prefix:
+            out["prefix"] = self.prefix.to_dict()
         return out
 
 
@@ -256,14 +259,15 @@ class StartupFact:
     path: str | None = None
     pid: int | None = None
 
-    def to_dict(self) -> dict[str, object]:
+    def to_dict(self, *, prefix: bool = True) -> dict[str, object]:
         out: dict[str, object] = {"type": self.type, "event": self.event}
         always = STARTUP_FIELDS.get(self.event, ())
         for name in _STARTUP_FIELDS:
             value = getattr(self, name)
             if value is not None or name in always:
                 out[name] = _listify(value)
-        out["prefix"] = self.prefix.to_dict()
+        if prefix:
+            out["prefix"] = self.prefix.to_dict()
         return out
 
 
@@ -309,11 +313,14 @@ class AccessLog:
     path: str
     status: int
 
-    def to_dict(self) -> dict[str, object]:
-        return {
+    def to_dict(self, *, prefix: bool = True) -> dict[str, object]:
+        out: dict[str, object] = {
             "type": self.type, "client": self.client, "method": self.method, "path": self.path,
-            "status": self.status, "prefix": self.prefix.to_dict(),
+            "status": self.status,
         }  # fmt: skip
+        if prefix:
+            out["prefix"] = self.prefix.to_dict()
+        return out
 
 
 @dataclass(frozen=True, slots=True)
@@ -328,8 +335,11 @@ class OtherLine:
     kind: str
     text: str = ""
 
-    def to_dict(self) -> dict[str, object]:
-        return {"type": self.type, "kind": self.kind, "prefix": self.prefix.to_dict()}
+    def to_dict(self, *, prefix: bool = True) -> dict[str, object]:
+        out: dict[str, object] = {"type": self.type, "kind": self.kind}
+        if prefix:
+            out["prefix"] = self.prefix.to_dict()
+        return out
 
 
 EngineRecord: TypeAlias = (

@@ -16,6 +16,7 @@ import os
 from collections import deque
 from collections.abc import Iterator
 from concurrent.futures import Future, ProcessPoolExecutor
+from dataclasses import dataclass
 from datetime import tzinfo
 from itertools import islice
 from pathlib import Path
@@ -25,38 +26,40 @@ from inferwatch.parsers.engine_precheck import bystander
 from inferwatch.parsers.engine_records import EngineRecord
 from inferwatch.parsers.engine_time import engine_time
 from inferwatch.replay.engine_scan import PARALLEL_FROM, cut_parts, spans_in
+from inferwatch.replay.output import fields_json
 
 PART_BYTES = 32 << 20  # a part per this many bytes (at least one per worker)
 AHEAD = 4  # parts in flight per worker
 WORKER_NICE = 5  # workers yield to the replay itself, which consumes their parts in order
-Hit = tuple[int, str, EngineRecord, float | None]
-"""(line number, text, record, time from the line's own prefix or None)."""
+Hit = tuple[int, EngineRecord, float | None, str | None]
+"""(line number, record, time from the line's own prefix or None, and when asked for, a line
+event's fields as JSON: ``output.fields_json``)."""
 PartResult = tuple[list[Hit], int]
 
 
-def _parse_part(path: str, start: int, end: int, year: int, tz: tzinfo) -> PartResult:
+def _parse_part(path: str, start: int, end: int, year: int, tz: tzinfo, render: bool) -> PartResult:
     """The records of the anchor lines of ``[start, end)`` (numbered within the part, from
     0) and the number of lines in the part."""
     out: list[Hit] = []
     with Path(path).open("rb") as fh, mmap.mmap(fh.fileno(), 0, access=mmap.ACCESS_READ) as mm:
         spans, lines = spans_in(mm, start, end)
         for index, a, b in spans:
-            text = mm[a:b].decode("utf-8", "replace")
-            record = parse_engine_line(text)
+            record = parse_engine_line(mm[a:b].decode("utf-8", "replace"))
             if record is not None and not bystander(record):
-                out.append((index, text, record, engine_time(record.prefix, year=year, tz=tz)))
+                own = engine_time(record.prefix, year=year, tz=tz)
+                out.append((index, record, own, fields_json(record) if render else None))
     return out, lines
 
 
 class _Scan:
     """A running parallel scan of one file: its pool and its parts, the first ones submitted."""
 
-    def __init__(self, path: Path, parts: list[tuple[int, int]], year: int, tz: tzinfo, n: int):
+    def __init__(self, key: _Key, parts: list[tuple[int, int]], n: int):
         self.width = min(n, len(parts))
         self.pool = ProcessPoolExecutor(
             self.width, mp_context=multiprocessing.get_context("fork"), initializer=_yield
         )
-        self.jobs = (self.pool.submit(_parse_part, str(path), a, b, year, tz) for a, b in parts)
+        self.jobs = (self.pool.submit(_parse_part, *key.args(a, b)) for a, b in parts)
         self.pending: deque[Future[PartResult]] = deque(islice(self.jobs, AHEAD * self.width))
 
     def results(self) -> Iterator[PartResult]:
@@ -71,29 +74,44 @@ class _Scan:
         self.pool.shutdown(wait=True, cancel_futures=True)
 
 
-_STARTED: dict[tuple[str, int, str], _Scan] = {}
+@dataclass(frozen=True, slots=True)
+class _Key:
+    """What a scan reads and how: the file, the year and zone of its times, and whether line
+    events are rendered as JSON next to the parse."""
+
+    path: str
+    year: int
+    tz: tzinfo
+    render: bool
+
+    @classmethod
+    def of(cls, path: Path, year: int, tz: tzinfo, render: bool) -> _Key:
+        return cls(str(path.resolve()), year, tz, render)
+
+    def args(self, start: int, end: int) -> tuple[str, int, int, int, tzinfo, bool]:
+        return (self.path, start, end, self.year, self.tz, self.render)
 
 
-def _key(path: Path, year: int, tz: tzinfo) -> tuple[str, int, str]:
-    return (str(path.resolve()), year, str(tz))
+_STARTED: dict[_Key, _Scan] = {}
 
 
-def _begin(path: Path, year: int, tz: tzinfo, workers: int | None) -> _Scan | None:
+def _begin(key: _Key, workers: int | None) -> _Scan | None:
+    path = Path(key.path)
     size = path.stat().st_size
     n = workers or (os.cpu_count() or 1)
     if size < PARALLEL_FROM or n == 1:
         return None
     with path.open("rb") as fh, mmap.mmap(fh.fileno(), 0, access=mmap.ACCESS_READ) as mm:
         parts = cut_parts(mm, size, max(n, -(-size // PART_BYTES)))
-    return _Scan(path, parts, year, tz, n)
+    return _Scan(key, parts, n)
 
 
-def start_scan(path: Path, year: int, tz: tzinfo) -> None:
+def start_scan(path: Path, year: int, tz: tzinfo, *, render: bool = False) -> None:
     """Start scanning ``path`` now, so the workers run while the replay loads its rules and
     modules; :func:`anchor_records` with the same arguments picks the running scan up."""
-    key = _key(path, year, tz)
+    key = _Key.of(path, year, tz, render)
     if key not in _STARTED:
-        scan = _begin(path, year, tz, None)
+        scan = _begin(key, None)
         if scan is not None:
             _STARTED[key] = scan
 
@@ -104,14 +122,18 @@ def stop_scans() -> None:
         _STARTED.popitem()[1].close()
 
 
-def anchor_records(path: Path, year: int, tz: tzinfo, workers: int | None = None) -> Iterator[Hit]:
+def anchor_records(
+    path: Path, year: int, tz: tzinfo, workers: int | None = None, *, render: bool = False
+) -> Iterator[Hit]:
     """Every record of the file's anchor lines, in file order, with 1-based line numbers."""
-    if path.stat().st_size == 0:
+    size = path.stat().st_size
+    if size == 0:
         return
-    scan = _STARTED.pop(_key(path, year, tz), None) if workers is None else None
-    scan = scan or _begin(path, year, tz, workers)
+    key = _Key.of(path, year, tz, render)
+    scan = _STARTED.pop(key, None) if workers is None else None
+    scan = scan or _begin(key, workers)
     if scan is None:
-        yield from _numbered([_parse_part(str(path), 0, path.stat().st_size, year, tz)])
+        yield from _numbered([_parse_part(*key.args(0, size))])
         return
     try:
         yield from _numbered(scan.results())
@@ -130,9 +152,9 @@ def _numbered(results: Iterator[PartResult] | list[PartResult]) -> Iterator[Hit]
     """File line numbers; a line taken twice (context running into the next part) once."""
     line_base, last = 1, 0
     for hits, lines in results:
-        for index, text, record, at in hits:
+        for index, record, at, rendered in hits:
             number = line_base + index
             if number > last:
                 last = number
-                yield number, text, record, at
+                yield number, record, at, rendered
         line_base += lines

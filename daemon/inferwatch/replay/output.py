@@ -8,7 +8,9 @@ from collections.abc import Mapping
 from datetime import datetime, tzinfo
 from typing import Any, TextIO
 
+from inferwatch.derive.engine_log import line_event_fields
 from inferwatch.model import Event
+from inferwatch.parsers.engine_records import EngineRecord
 
 _RESERVED = ("kind", "at", "type", "source", "line")
 
@@ -39,6 +41,14 @@ BATCH = 512
 _JSON = json.JSONEncoder(ensure_ascii=False, default=str)  # one encoder, not one per line
 
 
+def fields_json(record: EngineRecord) -> str | None:
+    """A line event's record fields as the JSON lines writer writes them (the members after
+    ``engine``, without braces), for :meth:`Writer.event_fields_json`; None for a record without
+    a line event. Pure: the scan workers render it next to the parse."""
+    fields = line_event_fields(record)
+    return None if fields is None else _JSON.encode(fields)[1:-1]
+
+
 class Writer:
     def __init__(self, out: TextIO, fmt: str, tz: tzinfo) -> None:
         self.out = out
@@ -46,6 +56,7 @@ class Writer:
         self.tz = tz
         self._iso: tuple[float, str] = (math.nan, "")  # the last time written, formatted
         self._lines: list[str] = []  # written in batches: one write per line costs more
+        self._heads: dict[tuple[str, str], tuple[str, str]] = {}  # source, engine as JSON
 
     def _put(self, text: str) -> None:
         self._lines.append(text)
@@ -87,6 +98,21 @@ class Writer:
             if doc.get(k) is not None
         )
         self._put(f"{doc['at']}  {doc['type']:<15} {what}  [{doc['source']}:{doc['line']}]\n")
+
+    def event_fields_json(
+        self, at: float, kind: str, source: str, line: int, engine: str, fields: str
+    ) -> None:
+        """:meth:`event_doc` of a JSON lines writer, with the fields already rendered by
+        :func:`fields_json` (the same text, byte for byte)."""
+        head = self._heads.get((source, engine))
+        if head is None:
+            head = self._heads[(source, engine)] = (_JSON.encode(source), _JSON.encode(engine))
+        src, eng = head
+        members = f", {fields}" if fields else ""
+        self._put(
+            f'{{"kind": "event", "at": {_JSON.encode(self.iso(at))}, "type": "{kind}", '
+            f'"source": {src}, "line": {line}, "engine": {eng}{members}}}\n'
+        )
 
     def alert(self, doc: Mapping[str, Any]) -> None:
         if self.fmt == "jsonl":

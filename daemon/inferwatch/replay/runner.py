@@ -101,8 +101,9 @@ class Replay:
         for index, name in enumerate(self.inputs.kernel):
             out.append(kernel_records(Path(name), index, self.ctx, name))
         offset = len(self.inputs.kernel)
+        render = self.writer.fmt == "jsonl"  # line events rendered where records are parsed
         for index, name in enumerate(self.inputs.engine_logs):
-            out.append(engine_records(Path(name), offset + index, self.ctx, name))
+            out.append(engine_records(Path(name), offset + index, self.ctx, name, render=render))
         return out
 
     def _engine(self, source: str) -> EngineLogPipeline:
@@ -162,12 +163,19 @@ class Replay:
         record_ = record.parsed
         assert isinstance(record_, EngineRecordTypes)
         pipeline = self._engine(record.source)
-        line_event = engine_line_event(
-            record_, engine=pipeline.engine, source=record.source, line=record.line
-        )
-        if line_event is not None:
-            self.result.events[line_event["type"]] += 1
-            self.writer.event_doc(record.at, line_event)
+        if record.rendered is not None:
+            self.result.events[record_.type] += 1
+            self.writer.event_fields_json(
+                record.at, record_.type, record.source, record.line, pipeline.engine,
+                record.rendered,
+            )  # fmt: skip
+        else:
+            line_event = engine_line_event(
+                record_, engine=pipeline.engine, source=record.source, line=record.line
+            )
+            if line_event is not None:
+                self.result.events[line_event["type"]] += 1
+                self.writer.event_doc(record.at, line_event)
         key = f"{record.source}:{record.line}"
         return pipeline.feed(record_, record.at, record.line, record.source, key)
 

@@ -23,6 +23,7 @@ from inferwatch.parsers.engine_time import engine_time
 from inferwatch.parsers.kernel import KernelLine, RecordAssembler, parse_kernel_line
 from inferwatch.parsers.kernel_precheck import INTERESTING_BYTES
 from inferwatch.replay.engine_parts import Hit, anchor_records
+from inferwatch.replay.output import fields_json
 
 
 @dataclass(frozen=True, slots=True)
@@ -32,8 +33,9 @@ class TimedRecord:
     line: int
     source: str
     kind: str  # "kernel" | "engine"
-    text: str
+    text: str  # a kernel record's message ("" for an engine record: its parse is all it needs)
     parsed: object | None = None
+    rendered: str | None = None  # an engine line event's fields as JSON (output.fields_json)
 
 
 @dataclass(frozen=True, slots=True)
@@ -159,17 +161,23 @@ ENGINE_LINES: LineSource | None = None
 (:func:`anchor_records`); a line source (``anchor_lines``, every line) is parsed here."""
 
 
-def _parsed(lines: Iterable[tuple[int, bytes]], ctx: TimeContext) -> Iterator[Hit]:
+def _parsed(lines: Iterable[tuple[int, bytes]], ctx: TimeContext, render: bool) -> Iterator[Hit]:
     year, tz = ctx.year, ctx.tz
     for number, raw in lines:
-        text = raw.decode("utf-8", "replace")
-        record = parse_engine_line(text)
+        record = parse_engine_line(raw.decode("utf-8", "replace"))
         if record is not None and not bystander(record):
-            yield number, text, record, engine_time(record.prefix, year=year, tz=tz)
+            own = engine_time(record.prefix, year=year, tz=tz)
+            yield number, record, own, fields_json(record) if render else None
 
 
 def engine_records(
-    path: Path, index: int, ctx: TimeContext, source: str, lines: LineSource | None = None
+    path: Path,
+    index: int,
+    ctx: TimeContext,
+    source: str,
+    lines: LineSource | None = None,
+    *,
+    render: bool = False,
 ) -> Iterator[TimedRecord]:
     """Engine lines that can become records (found by the parallel anchor scan), parsed, with
     their times; bystanders (access logs, warnings, other libraries' lines: nothing reads them)
@@ -177,24 +185,28 @@ def engine_records(
     of a record with an anchor: the scanner delivers all of those and only some of the others,
     so a scanned replay dates like a full read. Records before the file's first such time (a
     traceback) take that first time: the epoch would put hours of empty virtual time before
-    the log."""
+    the log. With ``render``, line events come with their fields as JSON (rendered where
+    the records are parsed: in the scan workers)."""
     reader = lines or ENGINE_LINES
-    hits = anchor_records(path, ctx.year, ctx.tz) if reader is None else _parsed(reader(path), ctx)
+    if reader is None:
+        hits = anchor_records(path, ctx.year, ctx.tz, render=render)
+    else:
+        hits = _parsed(reader(path), ctx, render)
     last_at: float | None = None
-    early: list[tuple[int, str, object]] = []
-    for number, text, record, own in hits:
+    early: list[tuple[int, object, str | None]] = []
+    for number, record, own, rendered in hits:
         if own is not None and not unanchored(record):
             last_at = own
-            for n, t, r in early:
-                yield TimedRecord(own, index, n, source, "engine", t, r)
+            for n, r, j in early:
+                yield TimedRecord(own, index, n, source, "engine", "", r, j)
             early.clear()
         at = own if own is not None else last_at
         if at is None:
-            early.append((number, text, record))
+            early.append((number, record, rendered))
             continue
-        yield TimedRecord(at, index, number, source, "engine", text, record)
-    for n, t, r in early:  # no timed record at all
-        yield TimedRecord(0.0, index, n, source, "engine", t, r)
+        yield TimedRecord(at, index, number, source, "engine", "", record, rendered)
+    for n, r, j in early:  # no timed record at all
+        yield TimedRecord(0.0, index, n, source, "engine", "", r, j)
 
 
 Reader = Callable[[Path, int, TimeContext, str], Iterator[TimedRecord]]
