@@ -9,6 +9,7 @@ future of ``now`` belongs to the previous year (a log read across New Year). SGL
 
 from __future__ import annotations
 
+import functools
 import re
 from datetime import UTC, datetime, tzinfo
 
@@ -34,6 +35,10 @@ def engine_time(
             return _rfc3339(m)
     ts = prefix.ts
     if ts:
+        if now is None:  # replay: the lines of one second share their time text
+            at = _month_day(ts, year, tz)
+            if at is not None:
+                return at
         m = _MMDD.match(ts)
         if m:
             month, day, hh, mm, ss = (int(g) for g in m.groups())
@@ -50,6 +55,16 @@ def engine_time(
             day, hh, mm, ss = (int(g) for g in m.groups()[1:])
             return _with_year(year, mon, day, hh, mm, ss, 0.0, tz, now)
     return None
+
+
+@functools.lru_cache(maxsize=256)
+def _month_day(ts: str, year: int, tz: tzinfo) -> float | None:
+    """A ``MM-DD HH:MM:SS`` time in ``year``, None for any other text (cached)."""
+    m = _MMDD.match(ts)
+    if m is None:
+        return None
+    month, day, hh, mm, ss = (int(g) for g in m.groups())
+    return _stamp(year, month, day, hh, mm, ss, 0.0, tz)
 
 
 def _rfc3339(m: re.Match[str]) -> float | None:

@@ -115,14 +115,14 @@ def _lines_with(mm: mmap.mmap, start: int, end: int, marker: bytes) -> list[tupl
         newline = rfind(b"\n", lowest if lowest > start else start, hit)
         # -1: the line starts too far before the marker (or is not this part's first line)
         line_start = newline + 1 if newline >= 0 else (start if lowest <= start else -1)
-        if line_start >= 0 and _long(mm, line_start, line_end):
+        if line_start >= 0 and (
+            line_end - line_start >= _SURE_BYTES or _long(mm, line_start, line_end)
+        ):
             out.append((line_start, line_end + 1))
         pos = line_end + 1  # a later marker on the same line decides nothing
 
 
 def _long(mm: mmap.mmap, start: int, end: int) -> bool:
-    """Whether the line is longer than ``BULK_LONG`` characters, as the parser counts them."""
-    size = end - start
-    if size >= _SURE_BYTES:
-        return True
-    return size > BULK_LONG and len(mm[start:end].decode("utf-8", "replace")) > BULK_LONG
+    """Whether a line of fewer than ``_SURE_BYTES`` bytes is longer than ``BULK_LONG``
+    characters, as the parser counts them."""
+    return end - start > BULK_LONG and len(mm[start:end].decode("utf-8", "replace")) > BULK_LONG

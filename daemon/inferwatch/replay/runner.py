@@ -83,6 +83,7 @@ class Replay:
         self.kernel = KernelPipeline(settings)
         self.busy = BusyPeriods()
         self.engines: dict[str, EngineLogPipeline] = {}
+        self._engine_labels: dict[str, Labels] = {}
         self.engine_names = dict(engine_names or {})
         self.result = ReplayResult()
         self.thresholds = dict(engine_thresholds or {})
@@ -194,7 +195,11 @@ class Replay:
         for pipeline in self.engines.values():
             self._effects(pipeline.flush(now))
             anchor, min_mal = self.thresholds.get(pipeline.engine, DEFAULT_THRESHOLDS)
-            labels = make_labels({"engine": pipeline.engine})
+            labels = self._engine_labels.get(pipeline.engine)
+            if labels is None:
+                labels = self._engine_labels[pipeline.engine] = make_labels(
+                    {"engine": pipeline.engine}
+                )
             self.store.set(ANCHOR, labels, anchor, now)
             self.store.set(MIN_MAL, labels, min_mal, now)
         if self.rules is not None:
