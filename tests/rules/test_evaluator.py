@@ -348,3 +348,43 @@ def test_a_group_over_metrics_that_never_existed_runs_as_empty(
     out = m.evaluate_group(group, 20.0)
     assert read
     assert [(t.alert.name, t.to_state) for t in out] == [("Xid", AlertState.FIRING)]
+
+
+RESOLVING = """
+groups:
+  - name: g
+    rules:
+      - alert: High
+        expr: x > 1
+"""
+
+
+def _history(skip: bool, monkeypatch: pytest.MonkeyPatch) -> list[object]:
+    """Every evaluation's transitions and held alerts (resolved included), x high for 30 s."""
+    from inferwatch.alerts import lifecycle
+
+    if not skip:
+        monkeypatch.setattr(lifecycle.RuleAlerts, "settled", lambda *_args: False)
+    s = store()
+    m = RuleManager(rules(RESOLVING), s, resolved_retention_s=120.0)
+    out: list[object] = []
+    for t in range(0, 400, 10):
+        s.set("x", A, 5.0 if 30 <= t < 60 else 0.0, float(t))
+        moved = [(tr.to_state.value, tr.at) for tr in m.evaluate_all(float(t))]
+        held = [(a.state.value, a.resolved_at) for a in m.alerts(include_resolved=True)]
+        out.append((t, moved, held))
+    return out
+
+
+def test_a_resolved_alert_is_kept_for_its_retention_then_dropped(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """Evaluations that could only age a resolved alert are skipped (``settled``): the same
+    transitions and the same alerts held, at every step, as evaluating in full."""
+    fast = _history(True, monkeypatch)
+    monkeypatch.undo()
+    assert fast == _history(False, monkeypatch)
+    held = {t: h for t, _, h in fast}  # type: ignore[misc]
+    assert held[60] == [("resolved", 60.0)]
+    assert held[180] == [("resolved", 60.0)]  # 120 s after the resolve: still kept
+    assert held[190] == []

@@ -79,6 +79,16 @@ class RuleAlerts:
         """Pending and firing alerts (what ALERTS and ``/api/v1/alerts`` show)."""
         return [a for a in self.alerts() if a.is_active]
 
+    def settled(self, ts: float, resolved_retention_s: float = RESOLVED_RETENTION_S) -> bool:
+        """True when :meth:`apply` with no candidates at ``ts`` would change nothing: every
+        alert held is resolved and kept for its retention still."""
+        for e in self._entries.values():
+            if e.state is not AlertState.RESOLVED:
+                return False
+            if e.resolved_at is None or ts - e.resolved_at > resolved_retention_s:
+                return False
+        return True
+
     def insert(self, alert: Alert) -> None:
         """Put back an alert (restored after a restart, or carried over a reload)."""
         self._entries[alert.labels] = _Entry(

@@ -233,7 +233,12 @@ class RuleManager:
                 vec = ev.as_vector(rule.query.run(ctx))  # promql.evaluate, one Ctx per group
                 if isinstance(rule, AlertingRule):
                     assert state.alerts is not None
-                    if vec or len(state.alerts) or state.outputs.previous or self._restore:
+                    if (
+                        vec
+                        or state.outputs.previous
+                        or self._restore
+                        or not state.alerts.settled(t, self.resolved_retention_s)
+                    ):
                         transitions.extend(self._alerting(group, rule, state, vec, query, t))
                 else:
                     state.outputs.write(self.store, ev.recorded(rule, vec, group.limit), t)
