@@ -138,16 +138,20 @@ def _replay(args: argparse.Namespace, tz: datetime.tzinfo, year: int) -> int:
     from inferwatch.derive.kernel_pipeline import PipelineSettings
     from inferwatch.replay.output import Writer
     from inferwatch.replay.runner import Replay, ReplayInputs
+    from inferwatch.replay.settings import ReplaySettings
     from inferwatch.replay.timeline import TimeContext
     from inferwatch.rules.loader import load_rule_files
     from inferwatch.rules.rule_paths import expand_rule_paths
 
-    try:
-        config = load_config(args.config)
-    except ConfigError as exc:
-        print(exc, file=sys.stderr)
-        return 2
-    paths, problems = expand_rule_paths([] if args.no_rules else args.rules or config.rule_files)
+    settings = ReplaySettings.defaults()
+    if args.config is not None:
+        try:
+            settings = ReplaySettings.of(load_config(args.config))
+        except ConfigError as exc:
+            print(exc, file=sys.stderr)
+            return 2
+    rule_files = list(settings.rule_files)
+    paths, problems = expand_rule_paths([] if args.no_rules else args.rules or rule_files)
     rule_set, found = load_rule_files(paths)
     problems += found
     for problem in problems:
@@ -160,11 +164,11 @@ def _replay(args: argparse.Namespace, tz: datetime.tzinfo, year: int) -> int:
         writer,
         TimeContext(year=year, tz=tz),
         eval_step=args.eval_step,
-        settings=PipelineSettings(correlation_window=config.kernel.correlation_window),
-        engine_names={p: e.name for e in config.engines for p in e.log},
+        settings=PipelineSettings(correlation_window=settings.correlation_window),
+        engine_names=settings.engine_names,
         rule_set=rule_set,
-        external_labels=dict(config.external_labels),
-        engine_thresholds={e.name: (e.decode_anchor, e.anchor_min_mal) for e in config.engines},
+        external_labels=settings.external_labels,
+        engine_thresholds=settings.engine_thresholds,
     )
     with _batch_gc():
         asyncio.run(replay.run())

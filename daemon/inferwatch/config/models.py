@@ -20,11 +20,11 @@ from inferwatch.config.alertmanager import (
     Route,
     TimeInterval,
 )
+from inferwatch.config.defaults import CORRELATION_WINDOW_S, SHIPPED_RULES
 from inferwatch.config.types import Duration, ListenAddress
 
 _NAME = re.compile(r"^[A-Za-z0-9_.-]+$")
 DEFAULT_LISTEN = "127.0.0.1:9945"
-SHIPPED_RULES = "builtin:rules/*.yaml"
 
 
 class _Strict(BaseModel):
@@ -43,7 +43,7 @@ class KernelConfig(_Strict):
     source: Literal["auto", "kmsg", "journald", "file", "off"] = "auto"
     path: Path | None = None
     alert_max_age: Duration = 600.0
-    correlation_window: Duration = 2.0
+    correlation_window: Duration = CORRELATION_WINDOW_S
 
     @model_validator(mode="after")
     def _file_needs_path(self) -> KernelConfig:

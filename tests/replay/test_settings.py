@@ -1,0 +1,52 @@
+"""Replay's settings: the embedded defaults equal what the config models give, and a config
+file's engines, labels and rule files come through."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from pathlib import Path
+
+from inferwatch.config.loader import parse_config
+from inferwatch.config.models import Config
+from inferwatch.replay.settings import ReplaySettings
+
+
+def test_defaults_are_the_config_models_defaults() -> None:
+    assert ReplaySettings.defaults() == ReplaySettings.of(Config())
+
+
+def test_a_config_file_gives_engines_labels_and_rules() -> None:
+    config = parse_config(
+        "engines:\n"
+        "  - name: big\n"
+        "    kind: vllm\n"
+        "    log: [/var/log/vllm.log]\n"
+        "    decode_anchor: 120\n"
+        "external_labels: {host: gpu1}\n"
+        "rule_files: [/etc/inferwatch/rules/*.yaml]\n"
+        "kernel: {correlation_window: 5s}\n",
+        "config.yaml",
+    )
+    settings = ReplaySettings.of(config)
+    assert settings.engine_names == {"/var/log/vllm.log": "big"}
+    assert settings.engine_thresholds["big"][0] == 120.0
+    assert settings.external_labels == {"host": "gpu1"}
+    assert settings.rule_files == ("/etc/inferwatch/rules/*.yaml",)
+    assert settings.correlation_window == 5.0
+
+
+def test_a_replay_without_a_config_never_loads_the_config_models() -> None:
+    code = (
+        "import sys; from inferwatch.cli import main\n"
+        "try:\n    main(['replay', '--no-rules', '--engine-log', sys.argv[1]])\n"
+        "except SystemExit:\n    pass\n"
+        "print('pydantic' in sys.modules)"
+    )
+    corpus = Path(__file__).parents[1] / "fixtures" / "corpus" / "engine-lines.txt"
+    done = subprocess.run(
+        [sys.executable, "-c", code, str(corpus)], capture_output=True, text=True, check=True
+    )
+    lines = done.stdout.strip().splitlines()
+    assert any(line.startswith("replayed ") for line in lines)  # the replay ran
+    assert lines[-1] == "False"
