@@ -20,6 +20,7 @@ import mmap
 import re
 from bisect import bisect_right
 from dataclasses import dataclass
+from itertools import accumulate
 
 import re2
 
@@ -27,6 +28,7 @@ from inferwatch.parsers.engine import BULK_GATE, BULK_LONG, BULK_MARKERS
 
 _MARKERS = tuple(m.encode() for m in BULK_MARKERS)
 _SURE_BYTES = 4 * (BULK_LONG + 1)  # this many bytes are more than BULK_LONG characters
+_AS_PARSED = ("utf-8", "replace")  # how replay decodes a line for the parser
 _NEAR = 64 << 10
 
 
@@ -66,17 +68,10 @@ class Kept:
 def cut_bulk(mm: mmap.mmap, start: int, end: int) -> Kept:
     """``[start, end)`` of the file without the request-logging lines the parser rejects."""
     cuts = _bulk_lines(mm, start, end)
-    pieces: list[bytes] = []
-    file_starts, text_starts = [start], [0]
-    at = 0
-    region = start
-    for line_start, next_line in cuts:
-        pieces.append(mm[region:line_start])
-        at += line_start - region
-        region = next_line
-        file_starts.append(region)
-        text_starts.append(at)
-    pieces.append(mm[region:end])
+    file_starts = [start, *(after for _, after in cuts)]  # kept regions: between the cuts
+    stops = [*(line_start for line_start, _ in cuts), end]
+    pieces = [mm[a:b] for a, b in zip(file_starts, stops, strict=True)]
+    text_starts = [0, *accumulate(len(piece) for piece in pieces[:-1])]
     return Kept(b"".join(pieces), file_starts, text_starts, mm, end)
 
 
@@ -115,14 +110,10 @@ def _lines_with(mm: mmap.mmap, start: int, end: int, marker: bytes) -> list[tupl
         newline = rfind(b"\n", lowest if lowest > start else start, hit)
         # -1: the line starts too far before the marker (or is not this part's first line)
         line_start = newline + 1 if newline >= 0 else (start if lowest <= start else -1)
+        size = line_end - line_start
         if line_start >= 0 and (
-            line_end - line_start >= _SURE_BYTES or _long(mm, line_start, line_end)
+            size >= _SURE_BYTES
+            or (size > BULK_LONG and len(mm[line_start:line_end].decode(*_AS_PARSED)) > BULK_LONG)
         ):
             out.append((line_start, line_end + 1))
         pos = line_end + 1  # a later marker on the same line decides nothing
-
-
-def _long(mm: mmap.mmap, start: int, end: int) -> bool:
-    """Whether a line of fewer than ``_SURE_BYTES`` bytes is longer than ``BULK_LONG``
-    characters, as the parser counts them."""
-    return end - start > BULK_LONG and len(mm[start:end].decode("utf-8", "replace")) > BULK_LONG
