@@ -169,6 +169,31 @@ def test_the_cheap_side_of_an_and_runs_first(monkeypatch: pytest.MonkeyPatch) ->
     assert sorted(s.value for s in found) == [1.0, 2.0]  # type: ignore[union-attr]
 
 
+def test_a_matching_right_side_runs_only_when_it_could_fail(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """``nothing and (quantile(…) >= on(job) group_left() one)``: the right side can fail
+    only on a duplicate job among ``one``; without one it is not evaluated, with one it is,
+    and raises as Prometheus does."""
+    reads: list[str | None] = []
+    real = promql_select.windows
+
+    def counting(ctx, msel):  # type: ignore[no-untyped-def]
+        reads.append(msel.selector.name)
+        return real(ctx, msel)
+
+    monkeypatch.setattr(promql_functions, "windows", counting)
+    query = load("nothing and on(job) quantile_over_time(0.5, m[5m]) >= on(job) group_left() one")
+    store = _store()
+    store.set("one", make_labels({"job": "a"}), 0.5, 0.0)
+    assert evaluate(query, store, 0.0) == []
+    assert reads == []
+    store.set("one", make_labels({"job": "a", "x": "2"}), 0.5, 0.0)  # a second job="a"
+    with pytest.raises(EvalError, match="duplicate series"):
+        evaluate(query, store, 0.0)
+    assert reads == ["m"]
+
+
 def _reference(ts: array[float], vs: array[float]) -> tuple[array[float], array[float]]:
     keep = [i for i, v in enumerate(vs) if not (math.isnan(v) and is_stale(v))]
     return array("d", (ts[i] for i in keep)), array("d", (vs[i] for i in keep))

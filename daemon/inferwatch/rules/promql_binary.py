@@ -20,14 +20,16 @@ from inferwatch.rules.promql_ast import (
     COMPARISON_OPS,
     Binary,
     Cardinality,
+    Expr,
     ValueType,
     VectorMatching,
+    VectorSelector,
     value_type,
 )
 from inferwatch.rules.promql_context import Compiler, Ctx, ScalarFn, VectorFn
 from inferwatch.rules.promql_cost import much_cheaper
 from inferwatch.rules.promql_gofloat import go_div, go_mod, go_pow
-from inferwatch.rules.promql_safe import cannot_fail
+from inferwatch.rules.promql_safe import cannot_fail, unique_labels
 from inferwatch.rules.promql_types import (
     EvalError,
     Sample,
@@ -61,6 +63,7 @@ COMPARISON: dict[str, CompareOp] = {
 }
 _NAME_DROPPING = frozenset({"+", "-", "*", "/", "%", "^"})
 Signature = Callable[[Sample], object]
+Probe = Callable[[Ctx], bool]
 
 
 def scalar_op(op: str) -> FloatOp:
@@ -102,6 +105,9 @@ def build_vector_binary(node: Binary, c: Compiler) -> VectorFn:
     else:
         op = _Matcher(node.op, matching, node.return_bool, sig)
     if not cannot_fail(node.rhs):
+        probe = failure_probe(node.rhs, c) if node.op in ("and", "unless") else None
+        if probe is not None:
+            return _probed(lhs, rhs, op, probe)
         return lambda ctx: op(lhs(ctx), rhs(ctx))
 
     def lazy(ctx: Ctx) -> Vector:
@@ -110,6 +116,50 @@ def build_vector_binary(node: Binary, c: Compiler) -> VectorFn:
         return op(left, rhs(ctx)) if left else []
 
     return lazy
+
+
+def _probed(
+    lhs: VectorFn, rhs: VectorFn, op: Callable[[Vector, Vector], Vector], probe: Probe
+) -> VectorFn:
+    """``lhs and/unless rhs`` where ``rhs`` can fail only as the probe finds: with ``lhs``
+    empty, ``rhs`` runs only for the error it would raise (Prometheus evaluates both sides)."""
+
+    def run(ctx: Ctx) -> Vector:
+        left = lhs(ctx)
+        if left:
+            return op(left, rhs(ctx))
+        if probe(ctx):
+            rhs(ctx)  # raises as Prometheus would
+        return []
+
+    return run
+
+
+def failure_probe(node: Expr, c: Compiler) -> Probe | None:
+    """For ``many <op> on(…) group_left() one`` (or ``group_right``) whose "many" side cannot
+    fail and has unique label sets, and whose "one" side is a selector: a cheap test of whether
+    it can fail now (the one side holds a duplicate match key). None for anything else."""
+    if not isinstance(node, Binary) or node.matching is None or node.matching.include:
+        return None
+    card = node.matching.card
+    if card is Cardinality.MANY_TO_ONE:
+        many, one = node.lhs, node.rhs
+    elif card is Cardinality.ONE_TO_MANY:
+        many, one = node.rhs, node.lhs
+    else:
+        return None
+    filtering = node.op in COMPARISON_OPS and not node.return_bool
+    if not (filtering or node.op in ("+", "-", "*")):
+        return None
+    if not (isinstance(one, VectorSelector) and cannot_fail(many) and unique_labels(many)):
+        return None
+    select, sig = c.vector(one), signature(node.matching)
+
+    def probe(ctx: Ctx) -> bool:
+        keys = [sig(s) for s in select(ctx)]
+        return len(set(keys)) != len(keys)
+
+    return probe
 
 
 def _cheap_side_first(lhs: VectorFn, rhs: VectorFn, sig: Signature) -> VectorFn:
