@@ -21,6 +21,7 @@ import re
 from bisect import bisect_right
 from dataclasses import dataclass
 from itertools import accumulate
+from operator import itemgetter
 
 import re2
 
@@ -68,10 +69,10 @@ class Kept:
 def cut_bulk(mm: mmap.mmap, start: int, end: int) -> Kept:
     """``[start, end)`` of the file without the request-logging lines the parser rejects."""
     cuts = _bulk_lines(mm, start, end)
-    file_starts = [start, *(after for _, after in cuts)]  # kept regions: between the cuts
-    stops = [*(line_start for line_start, _ in cuts), end]
+    file_starts = [start, *map(itemgetter(1), cuts)]  # kept regions: between the cuts
+    stops = [*map(itemgetter(0), cuts), end]
     pieces = [mm[a:b] for a, b in zip(file_starts, stops, strict=True)]
-    text_starts = [0, *accumulate(len(piece) for piece in pieces[:-1])]
+    text_starts = [0, *accumulate(map(len, pieces[:-1]))]
     return Kept(b"".join(pieces), file_starts, text_starts, mm, end)
 
 

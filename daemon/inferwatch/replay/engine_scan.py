@@ -13,6 +13,7 @@ from __future__ import annotations
 import mmap
 import multiprocessing
 import os
+from bisect import bisect_left
 from collections.abc import Iterator
 from concurrent.futures import ProcessPoolExecutor
 from itertools import pairwise
@@ -43,8 +44,8 @@ def spans_in(mm: mmap.mmap, start: int, end: int) -> tuple[list[Span], int]:
     size = len(mm)  # context lines may run past the part's end; the parent drops repeats
     spans: list[Span] = []
     done = -1
-    for match in pattern.finditer(kept.text):
-        hit = kept.to_file(match.start())
+    hits = [kept.to_file(match.start()) for match in pattern.finditer(kept.text)]
+    for hit in hits:
         if hit <= done:
             continue
         line_start = max(mm.rfind(b"\n", start, hit) + 1, start)
@@ -65,11 +66,17 @@ def spans_in(mm: mmap.mmap, start: int, end: int) -> tuple[list[Span], int]:
             if pos >= size:
                 break
             head_end = min(_line_end(mm, pos, size), pos + HEAD_LIMIT)
-            if pos >= end or pattern.search(mm, pos, head_end) is None:
+            if pos >= end or not _hit_within(hits, pos, head_end):
                 pos = _take(mm, pos, size, kept, spans)
                 break
         done = pos - 1
     return spans, kept.lines_before(end)
+
+
+def _hit_within(hits: list[int], start: int, end: int) -> bool:
+    """Whether an anchor starts in ``[start, end)`` (a line's head, as for the hit lines)."""
+    i = bisect_left(hits, start)
+    return i < len(hits) and hits[i] < end
 
 
 def _take(mm: mmap.mmap, pos: int, end: int, kept: Kept, spans: list[Span]) -> int:
