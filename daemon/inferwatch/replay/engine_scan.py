@@ -1,11 +1,12 @@
 """Find the engine-log lines that matter in a big file, on every core, at memory speed.
 
 Bulk request logging makes up most of an engine log's bytes. The file is memory-mapped and cut
-at line boundaries into parts; each part is searched by RE2 (linear time, one pass for all
-anchors) in a worker process for lines with an anchor near their start. :func:`anchor_lines`
-returns those lines; :func:`anchor_records` has the workers parse them too (the parsers are pure)
-and yields the parts' records in file order as each part is done, so the replay consumes the
-first parts while the workers still scan the last ones.
+at line boundaries into parts; in a worker process, each part loses the request-logging lines
+the parser rejects anyway (:mod:`engine_bulk`), and the rest is searched by RE2 (linear time, one
+pass for all anchors) for lines with an anchor near their start. :func:`anchor_lines` returns
+those lines; ``engine_parts.anchor_records`` has the workers parse them too (the parsers are
+pure) and yields the parts' records in file order as each part is done, so the replay consumes
+the first parts while the workers still scan the last ones.
 """
 
 from __future__ import annotations
