@@ -106,3 +106,19 @@ def test_a_part_counts_context_lines_past_its_end(tmp_path: Path) -> None:
         kept = cut_bulk(mm, 0, 4)  # the part is "a\nb\n"
         assert kept.lines_before(6) == 3  # "c" belongs to the next part: counted in the file
         assert kept.lines_before(4) == 2
+
+
+def test_the_gate_is_exact_on_a_part_s_first_line(tmp_path: Path) -> None:
+    """The marker must end within BULK_GATE characters, on the first line of a part (no
+    newline before it to find) as on any other."""
+    marker = "Received request"
+    tail = " " + "prompt " * 400
+    for pad, cut in ((BULK_GATE - len(marker), True), (BULK_GATE - len(marker) + 1, False)):
+        line = "x" * pad + marker + tail
+        assert _is_bulk(line) == cut
+        raw = (line + "\nnext\n").encode()
+        path = tmp_path / f"log{pad}"
+        path.write_bytes(raw)
+        with _mapped(path) as mm:
+            kept = cut_bulk(mm, 0, len(raw))
+            assert (kept.text == b"next\n") is cut

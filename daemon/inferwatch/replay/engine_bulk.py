@@ -110,7 +110,7 @@ def _lines_with(mm: mmap.mmap, start: int, end: int, marker: bytes) -> list[tupl
         lowest = hit - reach
         newline = rfind(b"\n", lowest if lowest > start else start, hit)
         # -1: the line starts too far before the marker (or is not this part's first line)
-        line_start = newline + 1 if newline >= 0 else (start if lowest <= start else -1)
+        line_start = newline + 1 if newline >= 0 else (start if lowest < start else -1)
         size = line_end - line_start
         if line_start >= 0 and (
             size >= _SURE_BYTES
