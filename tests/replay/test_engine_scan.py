@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import io
 import json
+import mmap
 import random
 from collections.abc import Iterator
 from datetime import UTC
@@ -12,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from inferwatch.replay import engine_parts, timeline
+from inferwatch.replay import engine_parts, engine_scan, timeline
 from inferwatch.replay.engine_scan import anchor_lines
 from inferwatch.replay.output import Writer
 from inferwatch.replay.runner import Replay, ReplayInputs
@@ -161,3 +162,26 @@ def test_parallel_parts_keep_line_numbers(tmp_path: Path) -> None:
     assert four == one
     text = path.read_bytes().split(b"\n")
     assert all(text[n - 1] == raw for n, raw in one)
+
+
+def test_the_replay_scans_parts_no_worker_has_started(tmp_path: Path) -> None:
+    """While the next part is not ready, the replay process takes queued parts from the back
+    and scans them itself; the parts still come out in file order, as the workers give them."""
+    from collections import deque
+    from concurrent.futures import Future
+
+    path = mixed_log(tmp_path)
+    size = path.stat().st_size
+    key = engine_parts._Key.of(path, 2026, UTC, True)
+    with path.open("rb") as fh, mmap.mmap(fh.fileno(), 0, access=mmap.ACCESS_READ) as mm:
+        parts = engine_scan.cut_parts(mm, size, 5)
+    assert len(parts) == 5
+    expected = [engine_parts._parse_part(*key.args(a, b)) for a, b in parts]
+    scan = engine_parts._Scan.__new__(engine_parts._Scan)
+    never_started: list[Future[engine_parts.PartResult]] = [Future() for _ in parts]
+    scan.pending = deque(
+        engine_parts._Job(key.args(a, b), f) for (a, b), f in zip(parts, never_started, strict=True)
+    )
+    scan.jobs = iter(())
+    assert list(scan.results()) == expected
+    assert all(f.cancelled() for f in never_started)  # every part was scanned here

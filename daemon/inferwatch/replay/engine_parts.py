@@ -51,6 +51,24 @@ def _parse_part(path: str, start: int, end: int, year: int, tz: tzinfo, render: 
     return out, lines
 
 
+PartArgs = tuple[str, int, int, int, tzinfo, bool]
+
+
+@dataclass(slots=True)
+class _Job:
+    """One part: submitted to the pool, or (``stolen``) scanned by the replay process."""
+
+    args: PartArgs
+    future: Future[PartResult]
+    stolen: PartResult | None = None
+
+    def done(self) -> bool:
+        return self.stolen is not None or self.future.done()
+
+    def result(self) -> PartResult:
+        return self.stolen if self.stolen is not None else self.future.result()
+
+
 class _Scan:
     """A running parallel scan of one file: its pool and its parts, the first ones submitted."""
 
@@ -59,16 +77,31 @@ class _Scan:
         self.pool = ProcessPoolExecutor(
             self.width, mp_context=multiprocessing.get_context("fork"), initializer=_yield
         )
-        self.jobs = (self.pool.submit(_parse_part, *key.args(a, b)) for a, b in parts)
-        self.pending: deque[Future[PartResult]] = deque(islice(self.jobs, AHEAD * self.width))
+        self.jobs = (self._submit(key.args(a, b)) for a, b in parts)
+        self.pending: deque[_Job] = deque(islice(self.jobs, AHEAD * self.width))
+
+    def _submit(self, args: PartArgs) -> _Job:
+        return _Job(args, self.pool.submit(_parse_part, *args))
 
     def results(self) -> Iterator[PartResult]:
         """The parts' results in order, with at most ``AHEAD`` parts per worker submitted and
-        not yet taken (a replay slower than the scan never holds a big file's records)."""
+        not yet taken (a replay slower than the scan never holds a big file's records). While
+        the next part is not ready, this process scans a queued later part itself: the time it
+        would spend waiting goes to the scan."""
         while self.pending:
+            while not self.pending[0].done() and self._steal():
+                pass
             result = self.pending.popleft().result()
             self.pending.extend(islice(self.jobs, 1))
             yield result
+
+    def _steal(self) -> bool:
+        """Scan the last part no worker has started, here; False when there is none."""
+        for job in reversed(self.pending):
+            if job.stolen is None and job.future.cancel():
+                job.stolen = _parse_part(*job.args)
+                return True
+        return False
 
     def close(self) -> None:
         self.pool.shutdown(wait=True, cancel_futures=True)
@@ -88,7 +121,7 @@ class _Key:
     def of(cls, path: Path, year: int, tz: tzinfo, render: bool) -> _Key:
         return cls(str(path.resolve()), year, tz, render)
 
-    def args(self, start: int, end: int) -> tuple[str, int, int, int, tzinfo, bool]:
+    def args(self, start: int, end: int) -> PartArgs:
         return (self.path, start, end, self.year, self.tz, self.render)
 
 
