@@ -89,7 +89,9 @@ class SeriesStore:
         s = family.get(labels) if family is not None else None
         if s is None:
             s = self._series(name, labels, Kind.GAUGE)
-        if not s.append(self._t(t), float(value)):
+        if t is None or math.isnan(t):  # no time: the clock's; NaN: refused by _t
+            t = self._t(t)
+        if not s.append(t, float(value)):
             self.rejected_samples += 1
 
     def set_counter(self, name: str, labels: Labels, value: float, t: float | None = None) -> None:
