@@ -28,7 +28,7 @@ from inferwatch.rules.promql_gofloat import MATH, go_div, go_max, go_min
 from inferwatch.rules.promql_histogram import histogram_quantile
 from inferwatch.rules.promql_labelfn import absent_labels, label_joiner, label_replacer
 from inferwatch.rules.promql_rangefn import RANGE_FUNCTIONS, RangeInfo
-from inferwatch.rules.promql_select import instant, range_bounds, windows
+from inferwatch.rules.promql_select import instant, newest_in_range, range_bounds, windows
 from inferwatch.rules.promql_types import PromQLError, Sample, Vector, check_unique
 
 VectorBuilder = Callable[[Call, Compiler], VectorFn]
@@ -195,6 +195,22 @@ def _absent(call: Call, c: Compiler) -> VectorFn:
     return lambda ctx: [] if arg(ctx) else [Sample("", labels, 1.0)]
 
 
+def _last_over_time(call: Call, c: Compiler) -> VectorFn:
+    """``last_over_time``: as the other range functions, but read from the window's end (an
+    hour of samples is not copied to take the last one)."""
+    msel = _matrix_arg(call)
+
+    def run(ctx: Ctx) -> Vector:
+        out: Vector = []
+        for s in ctx.cache.series(ctx.store, msel.selector):
+            v = newest_in_range(ctx, s, msel)
+            if v is not None:
+                out.append(Sample(s.name, s.labels, v))
+        return out
+
+    return run
+
+
 def _absent_over_time(call: Call, c: Compiler) -> VectorFn:
     msel = _matrix_arg(call)
     labels = absent_labels(msel.selector.matchers)
@@ -275,7 +291,7 @@ _MATRIX_ONLY = [
 
 FUNCTIONS: Final[Mapping[str, FunctionSpec]] = {
     **{name: FunctionSpec((M,), vector=_range(name)) for name in _MATRIX_ONLY},
-    "last_over_time": FunctionSpec((M,), vector=_range("last_over_time", keep_name=True)),
+    "last_over_time": FunctionSpec((M,), vector=_last_over_time),
     "quantile_over_time": FunctionSpec((S, M), vector=_range("quantile_over_time")),
     "predict_linear": FunctionSpec((M, S), vector=_range("predict_linear")),
     "absent_over_time": FunctionSpec((M,), vector=_absent_over_time),

@@ -96,3 +96,22 @@ def windows(ctx: Ctx, msel: MatrixSelector) -> Iterator[tuple[Series, array[floa
 def range_bounds(ctx: Ctx, msel: MatrixSelector) -> tuple[float, float]:
     end = ref_time(ctx, msel.selector)
     return end - msel.range, end
+
+
+def newest_in_range(ctx: Ctx, s: Series, msel: MatrixSelector) -> float | None:
+    """The newest sample of ``s`` in ``msel``'s range that is no staleness marker (what
+    ``last_over_time`` returns), found from the end without copying the window."""
+    end = ref_time(ctx, msel.selector)
+    start = end - msel.range
+    left_open = ctx.options.left_open
+    ts, vs, first = s.ts, s.vs, s.start
+    i = bisect_right(ts, end, first) - 1
+    while i >= first:
+        t = ts[i]
+        if t < start or (left_open and t == start):
+            return None
+        v = vs[i]
+        if not (isnan(v) and is_stale(v)):
+            return v
+        i -= 1
+    return None
