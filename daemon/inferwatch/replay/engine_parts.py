@@ -28,7 +28,7 @@ from inferwatch.parsers.engine_time import engine_time
 from inferwatch.replay.engine_scan import PARALLEL_FROM, cut_parts, spans_in
 from inferwatch.replay.output import fields_json
 
-PART_BYTES = 32 << 20  # a part per this many bytes (at least one per worker)
+PART_BYTES = 8 << 20  # a part per this many bytes (at least one per worker)
 AHEAD = 4  # parts in flight per worker
 WORKER_NICE = 5  # workers yield to the replay itself, which consumes their parts in order
 Hit = tuple[int, EngineRecord, float | None, str | None]
