@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 import math
+import pickle
 from pathlib import Path
 from typing import Any
 
@@ -87,6 +88,16 @@ def test_corpus_lines_with_trailing_newline_parse_the_same() -> None:
         assert first is not None
         assert second is not None
         assert first.to_dict() == second.to_dict()
+
+
+def test_records_survive_pickling() -> None:
+    """Replay's scan workers send records to the replay process by pickle."""
+    for line in LINES:
+        record = parse_engine_line(line)
+        if record is not None:
+            again = pickle.loads(pickle.dumps(record, protocol=pickle.HIGHEST_PROTOCOL))
+            assert again == record
+            assert type(again) is type(record)
 
 
 def test_spec_lines_obey_mal_arithmetic() -> None:

@@ -124,6 +124,10 @@ class EngineStats:
     transfer_reqs: int | None = None
     prealloc_usage: float | None = None
 
+    def __reduce__(self) -> tuple[object, tuple[object, ...]]:
+        # Pickled as constructor arguments: replay's scan workers send thousands of these.
+        return (EngineStats, tuple(getattr(self, name) for name in _STATS_ARGS))
+
     def to_dict(self, *, prefix: bool = True) -> dict[str, object]:
         out: dict[str, object] = {"type": self.type, "format": self.format}
         always = _STATS_ALWAYS.get(self.format, _STATS_CORE)
@@ -148,6 +152,7 @@ _STATS_ALWAYS: dict[str, tuple[str, ...]] = {
                        "cuda_graph"),
 }  # fmt: skip
 _STATS_FIELDS = tuple(f.name for f in fields(EngineStats) if f.name not in ("prefix", "format"))
+_STATS_ARGS = tuple(f.name for f in fields(EngineStats))
 
 
 @dataclass(frozen=True, slots=True)
@@ -177,6 +182,9 @@ class SpecDecode:
     emitted: int | None = None
     system_efficiency: float | None = None
 
+    def __reduce__(self) -> tuple[object, tuple[object, ...]]:
+        return (SpecDecode, tuple(getattr(self, name) for name in _SPEC_ARGS))
+
     def to_dict(self, *, prefix: bool = True) -> dict[str, object]:
         out: dict[str, object] = {"type": self.type, "format": self.format}
         for name in _SPEC_FIELDS:
@@ -189,6 +197,7 @@ class SpecDecode:
 
 
 _SPEC_FIELDS = tuple(f.name for f in fields(SpecDecode) if f.name not in ("prefix", "format"))
+_SPEC_ARGS = tuple(f.name for f in fields(SpecDecode))
 
 
 @dataclass(frozen=True, slots=True)

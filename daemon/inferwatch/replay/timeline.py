@@ -213,5 +213,9 @@ Reader = Callable[[Path, int, TimeContext, str], Iterator[TimedRecord]]
 
 
 def merged(streams: Iterable[Iterator[TimedRecord]]) -> Iterator[TimedRecord]:
-    """One stream ordered by time, ties broken by file order then line number."""
+    """One stream ordered by time, ties broken by file order then line number (one file's
+    stream is passed on as it is: merging it alone would change nothing)."""
+    streams = list(streams)
+    if len(streams) == 1:
+        return streams[0]
     return heapq.merge(*streams, key=lambda r: (r.at, r.file_index, r.line))
