@@ -135,7 +135,6 @@ def cmd_replay(args: argparse.Namespace) -> int:
 def _replay(args: argparse.Namespace, tz: datetime.tzinfo, year: int) -> int:
     import asyncio
 
-    from inferwatch.derive.kernel_pipeline import PipelineSettings
     from inferwatch.replay.output import Writer
     from inferwatch.replay.runner import Replay, ReplayInputs
     from inferwatch.replay.settings import ReplaySettings
@@ -164,7 +163,7 @@ def _replay(args: argparse.Namespace, tz: datetime.tzinfo, year: int) -> int:
         writer,
         TimeContext(year=year, tz=tz),
         eval_step=args.eval_step,
-        settings=PipelineSettings(correlation_window=settings.correlation_window),
+        correlation_window=settings.correlation_window,
         engine_names=settings.engine_names,
         rule_set=rule_set,
         external_labels=settings.external_labels,

@@ -9,9 +9,10 @@ printed. Replay never reads the host.
 from __future__ import annotations
 
 from collections import Counter
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from inferwatch.alerts.model import AlertState, AlertTransition
 from inferwatch.clock import FakeClock
@@ -20,12 +21,8 @@ from inferwatch.derive.engine_busy import BusyPeriods
 from inferwatch.derive.engine_log import engine_line_event
 from inferwatch.derive.engine_names import ANCHOR, MIN_MAL, describe_engine_metrics
 from inferwatch.derive.engine_pipeline import EngineLogPipeline
-from inferwatch.derive.kernel_effects import KernelInput
-from inferwatch.derive.kernel_pipeline import KernelPipeline, PipelineSettings
-from inferwatch.ingest.kernel import describe_kernel_metrics
 from inferwatch.model import Event
 from inferwatch.parsers.engine_records import EngineRecord as EngineRecordTypes
-from inferwatch.parsers.kernel import KernelLine
 from inferwatch.replay.output import Writer, busy_text, iso
 from inferwatch.replay.timeline import (
     TimeContext,
@@ -39,6 +36,9 @@ from inferwatch.rules.ruleset import RuleGroup, RuleSet
 from inferwatch.runtime.scheduler import VirtualScheduler
 from inferwatch.store.labels import Labels, make_labels
 from inferwatch.store.tsdb import SeriesStore
+
+if TYPE_CHECKING:
+    from inferwatch.derive.kernel_pipeline import KernelPipeline
 
 DEFAULT_THRESHOLDS = (90.0, 2.4)  # engines[].decode_anchor, engines[].anchor_min_mal defaults
 MAX_GAP_S = 25 * 3600.0  # longer than any rule range shipped (24 h baselines)
@@ -67,7 +67,7 @@ class Replay:
         ctx: TimeContext,
         *,
         eval_step: float = 10.0,
-        settings: PipelineSettings | None = None,
+        correlation_window: float | None = None,
         engine_names: dict[str, str] | None = None,
         rule_set: RuleSet | None = None,
         external_labels: dict[str, str] | None = None,
@@ -80,14 +80,18 @@ class Replay:
         self.clock = FakeClock(0.0)
         self.store = SeriesStore(self.clock)
         self.scheduler = VirtualScheduler(self.clock)
-        self.kernel = KernelPipeline(settings)
+        self.kernel: KernelPipeline | None = None
+        self._kernel_feed: Callable[[KernelPipeline, TimedRecord], list[Effect]] | None = None
+        if inputs.kernel:  # the kernel pipeline is loaded only for kernel logs
+            from inferwatch.replay.kernel_feed import feed, kernel_pipeline
+
+            self.kernel, self._kernel_feed = kernel_pipeline(self.store, correlation_window), feed
         self.busy = BusyPeriods()
         self.engines: dict[str, EngineLogPipeline] = {}
         self._engine_labels: dict[str, Labels] = {}
         self.engine_names = dict(engine_names or {})
         self.result = ReplayResult()
         self.thresholds = dict(engine_thresholds or {})
-        describe_kernel_metrics(self.store)
         describe_engine_metrics(self.store)
         self.rules: RuleManager | None = None
         self._ticked: dict[RuleGroup, float] = {}  # last tick that ran a group with an interval
@@ -128,7 +132,8 @@ class Replay:
             res.records += 1
             res.last = record.at
             self._effects(self._process(record))
-        self._effects(self.kernel.flush())
+        if self.kernel is not None:
+            self._effects(self.kernel.flush())
         for pipeline in self.engines.values():
             self._effects(pipeline.flush())
         if started:
@@ -149,18 +154,8 @@ class Replay:
 
     def _process(self, record: TimedRecord) -> list[Effect]:
         if record.kind == "kernel":
-            parsed = record.parsed
-            assert isinstance(parsed, KernelLine)
-            item = KernelInput(
-                source=record.source,
-                line=record.line,
-                at=record.at,
-                message=record.text,
-                key=f"{record.source}:{record.line}",
-                facility=parsed.facility,
-                level=parsed.level,
-            )
-            return self.kernel.process(item)
+            assert self.kernel is not None and self._kernel_feed is not None
+            return self._kernel_feed(self.kernel, record)
         record_ = record.parsed
         assert isinstance(record_, EngineRecordTypes)
         pipeline = self._engine(record.source)
@@ -191,7 +186,8 @@ class Replay:
     async def _tick(self) -> None:
         now = self.clock.time()
         self.store.tick()
-        self._effects(self.kernel.advance(now))
+        if self.kernel is not None:
+            self._effects(self.kernel.advance(now))
         for pipeline in self.engines.values():
             self._effects(pipeline.flush(now))
             anchor, min_mal = self.thresholds.get(pipeline.engine, DEFAULT_THRESHOLDS)
