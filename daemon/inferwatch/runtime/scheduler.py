@@ -145,7 +145,8 @@ class VirtualScheduler:
             while following is not None and following <= self.clock.time() and following < t:
                 following = entry.next_due(following)
             if following is not None:
-                heapq.heappush(self._heap, replace(entry, due=following, seq=next(self._seq)))
+                entry.due, entry.seq = following, next(self._seq)  # popped: safe to reuse
+                heapq.heappush(self._heap, entry)
         if t > self.clock.time():
             self.clock.set(t)
         return ran
