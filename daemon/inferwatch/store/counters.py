@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from itertools import pairwise
+from operator import le
 
 
 def reset_corrected_increase(values: Sequence[float]) -> float:
@@ -17,6 +18,8 @@ def reset_corrected_increase(values: Sequence[float]) -> float:
     if len(values) < 2:
         return 0.0
     result = values[-1] - values[0]
+    if all(map(le, values, values[1:])):  # no drop at all (the usual window), checked in C
+        return result
     prev = values[0]
     for v in values[1:]:
         if v < prev:
