@@ -35,7 +35,13 @@ from inferwatch.derive import engine_names as n
 from inferwatch.derive.effects import CounterInc, Effect
 from inferwatch.model import Event
 from inferwatch.parsers.engine_grouper import TracebackGroup, TracebackGrouper
-from inferwatch.parsers.engine_records import EngineCrash, EngineRecord, OtherLine
+from inferwatch.parsers.engine_records import (
+    EngineCrash,
+    EngineRecord,
+    EngineStats,
+    OtherLine,
+    SpecDecode,
+)
 from inferwatch.store.labels import make_labels
 
 ROOT_RANK = {
@@ -109,6 +115,10 @@ class EngineCrashTracker:
     def feed(
         self, record: EngineRecord | None, at: float, line: int, source: str, key: str
     ) -> list[Effect]:
+        speed = isinstance(record, EngineStats | SpecDecode)
+        if speed and self._chain is None and self._grouper.idle:
+            self._last_fed = max(self._last_fed, at)  # the common case: no crash under way
+            return []
         if record is not None and not self._grouper.moves(record, line):
             return []  # a line the replay scanner may not deliver: it must change nothing
         self._last_fed = max(self._last_fed, at)

@@ -162,6 +162,11 @@ class TracebackGrouper:
         self._max_gap = max_gap
         self._max_lines = max_lines
 
+    @property
+    def idle(self) -> bool:
+        """No block is open: a record that opens none (stats, SpecDecoding) changes nothing."""
+        return not self._open
+
     def feed(self, record: EngineRecord | None, line_no: int = 0) -> list[TracebackGroup]:
         """Take the next record of the stream (None for a line that parsed to nothing); a
         record without an anchor that :meth:`moves` rejects changes nothing."""
