@@ -22,7 +22,7 @@ import httpx
 from inferwatch.notify.channels.common import ChatOptions, chat_fields, check_secret, secret_fields
 from inferwatch.notify.channels.http_channel import (
     HttpChannel,
-    body_code,
+    code_outcome,
     json_body,
     secret_or_file,
 )
@@ -86,15 +86,8 @@ def build_body(config: BarkConfig, key: str, payload: Mapping[str, Any]) -> dict
 
 
 def classify_body(content: bytes, status: int) -> Outcome:
-    found = body_code(content, "code", "message")
-    if found is None:
-        return Outcome.retry("bark: unreadable answer", status=status)
-    code, message = found
-    if code == 200:
-        return Outcome.ok(status)
-    reason = f"bark: code {code}: {message}"
-    return (
-        Outcome.retry(reason, status=status) if code >= 500 else Outcome.permanent(reason, status)
+    return code_outcome(
+        "bark", content, status, fields=("code", "message"), ok=200, retry=lambda c: c >= 500
     )
 
 

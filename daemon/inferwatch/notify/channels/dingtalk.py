@@ -26,7 +26,7 @@ import httpx
 from inferwatch.notify.channels.common import ChatOptions, chat_fields, check_secret, secret_fields
 from inferwatch.notify.channels.http_channel import (
     HttpChannel,
-    body_code,
+    code_outcome,
     json_body,
     optional_secret,
     secret_or_file,
@@ -99,18 +99,10 @@ def build_body(config: DingTalkConfig, payload: Mapping[str, Any]) -> dict[str, 
 
 
 def classify_body(content: bytes) -> Outcome:
-    found = body_code(content, "errcode", "errmsg")
-    if found is None:
-        return Outcome.retry("dingtalk: unreadable answer", status=200)
-    code, errmsg = found
-    if code == 0:
-        return Outcome.ok(200)
-    reason = f"dingtalk: errcode {code}: {errmsg}"
-    if code == THROTTLED:
-        return Outcome.retry(reason, THROTTLE_PAUSE, 200)
-    if code == BUSY:
-        return Outcome.retry(reason, status=200)
-    return Outcome.permanent(reason, 200)
+    return code_outcome(
+        "dingtalk", content, 200, fields=("errcode", "errmsg"), ok=0,
+        retry=lambda c: c == BUSY, pauses={THROTTLED: THROTTLE_PAUSE},
+    )  # fmt: skip
 
 
 class DingTalkNotifier(HttpChannel[DingTalkConfig]):

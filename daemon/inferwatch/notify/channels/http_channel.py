@@ -40,6 +40,34 @@ def body_code(content: bytes, code_key: str, text_key: str) -> tuple[int, str] |
         return None
 
 
+def code_outcome(
+    channel: str,
+    content: bytes,
+    status: int,
+    *,
+    fields: tuple[str, str],
+    ok: int,
+    retry: Callable[[int], bool] = lambda code: False,
+    pauses: Mapping[int, float] | None = None,
+) -> Outcome:
+    """The verdict of an answer whose JSON carries a result code (``fields``: the keys of the
+    code and of its message). ``ok`` is delivered; a code in ``pauses`` retries after that many
+    seconds, one ``retry`` accepts retries at once, any other is permanent. An unreadable
+    answer retries: something other than the provider answered."""
+    found = body_code(content, *fields)
+    if found is None:
+        return Outcome.retry(f"{channel}: unreadable answer", status=status)
+    code, text = found
+    if code == ok:
+        return Outcome.ok(status)
+    reason = f"{channel}: {fields[0]} {code}: {text}"
+    if pauses is not None and code in pauses:
+        return Outcome.retry(reason, pauses[code], status)
+    if retry(code):
+        return Outcome.retry(reason, status=status)
+    return Outcome.permanent(reason, status)
+
+
 def text_head(resp: httpx.Response) -> str:
     return resp.text[:200]
 

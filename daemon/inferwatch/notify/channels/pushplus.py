@@ -19,7 +19,7 @@ import httpx
 from inferwatch.notify.channels.common import ChatOptions, chat_fields, check_secret, secret_fields
 from inferwatch.notify.channels.http_channel import (
     HttpChannel,
-    body_code,
+    code_outcome,
     json_body,
     secret_or_file,
 )
@@ -72,17 +72,8 @@ def build_body(config: PushPlusConfig, token: str, payload: Mapping[str, Any]) -
 
 
 def classify_body(content: bytes, status: int) -> Outcome:
-    found = body_code(content, "code", "msg")
-    if found is None:
-        return Outcome.retry("pushplus: unreadable answer", status=status)
-    code, text = found
-    if code == 200:
-        return Outcome.ok(status)
-    reason = f"pushplus: code {code}: {text}"
-    return (
-        Outcome.retry(reason, status=status)
-        if code in RETRY_CODES
-        else (Outcome.permanent(reason, status))
+    return code_outcome(
+        "pushplus", content, status, fields=("code", "msg"), ok=200, retry=RETRY_CODES.__contains__
     )
 
 

@@ -20,7 +20,7 @@ from typing import Any
 import httpx
 
 from inferwatch.notify.channels.common import ChatOptions, chat_fields, check_secret, secret_fields
-from inferwatch.notify.channels.http_channel import HttpChannel, body_code, json_body
+from inferwatch.notify.channels.http_channel import HttpChannel, code_outcome, json_body
 from inferwatch.notify.message import fit
 from inferwatch.notify.retry import Outcome
 from inferwatch.redact import register_secret
@@ -74,13 +74,7 @@ def build_body(config: ServerChanConfig, payload: Mapping[str, Any]) -> dict[str
 
 
 def classify_body(content: bytes, status: int) -> Outcome:
-    found = body_code(content, "code", "message")
-    if found is None:
-        return Outcome.retry("serverchan: unreadable answer", status=status)
-    code, text = found
-    if code == 0:
-        return Outcome.ok(status)
-    return Outcome.permanent(f"serverchan: code {code}: {text}", status)
+    return code_outcome("serverchan", content, status, fields=("code", "message"), ok=0)
 
 
 class ServerChanNotifier(HttpChannel[ServerChanConfig]):

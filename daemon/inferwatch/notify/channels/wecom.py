@@ -21,7 +21,7 @@ import httpx
 from inferwatch.notify.channels.common import ChatOptions, chat_fields, check_secret, secret_fields
 from inferwatch.notify.channels.http_channel import (
     HttpChannel,
-    body_code,
+    code_outcome,
     json_body,
     secret_or_file,
 )
@@ -93,19 +93,10 @@ def build_body(config: WeComConfig, payload: Mapping[str, Any]) -> dict[str, Any
 
 def classify_body(body: bytes) -> Outcome:
     """The verdict of an HTTP 200 answer, from its ``errcode``."""
-    found = body_code(body, "errcode", "errmsg")
-    if found is None:
-        # Something answered 200 that is not the robot (a captive portal, a proxy page).
-        return Outcome.retry("wecom: unreadable answer", status=200)
-    code, errmsg = found
-    if code == 0:
-        return Outcome.ok(200)
-    reason = f"wecom: errcode {code}: {errmsg}"
-    if code == RATE_LIMITED:
-        return Outcome.retry(reason, RATE_WINDOW, 200)
-    if code == BUSY:
-        return Outcome.retry(reason, status=200)
-    return Outcome.permanent(reason, 200)
+    return code_outcome(
+        "wecom", body, 200, fields=("errcode", "errmsg"), ok=0,
+        retry=lambda c: c == BUSY, pauses={RATE_LIMITED: RATE_WINDOW},
+    )  # fmt: skip
 
 
 class WeComNotifier(HttpChannel[WeComConfig]):
