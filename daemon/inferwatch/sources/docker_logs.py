@@ -29,9 +29,9 @@ from inferwatch.clock import Clock
 from inferwatch.errors import InferwatchError, NoData
 from inferwatch.model import LineRecord
 from inferwatch.sources.base import Emit
+from inferwatch.sources.follow_process import restart_delay, spawn
 
 STREAM_LIMIT = 1024 * 1024
-MAX_RESTART_DELAY = 30.0
 _STAMP = re.compile(
     r"(\d{4})-(\d{2})-(\d{2})T(\d{2}):(\d{2}):(\d{2})(?:\.(\d{1,9}))?(Z|[+-]\d{2}:\d{2})"
 )
@@ -161,20 +161,11 @@ class DockerLogsSource:
                 raise DockerLogsFailed(f"docker logs exited {code}: {reason}")
             idle = 0 if delivered else idle + 1
             self.restarts += 1
-            await asyncio.sleep(min(self.restart_delay * 2**idle, MAX_RESTART_DELAY))
+            await asyncio.sleep(restart_delay(self.restart_delay, idle))
 
     async def _follow(self, emit: Emit) -> tuple[int, int, str]:
         """Run docker logs once; returns lines delivered, exit code and docker's own messages."""
-        try:
-            proc = await asyncio.create_subprocess_exec(
-                *self.command(),
-                stdin=asyncio.subprocess.DEVNULL,
-                stdout=asyncio.subprocess.PIPE,
-                stderr=asyncio.subprocess.STDOUT,
-                limit=STREAM_LIMIT,
-            )
-        except (FileNotFoundError, PermissionError) as exc:
-            raise NoData(f"cannot run {self.docker}: {exc.strerror}") from None
+        proc = await spawn(self.command(), limit=STREAM_LIMIT, merge_stderr=True)
         assert proc.stdout is not None
         if self._on_state:
             self._on_state("up", "")

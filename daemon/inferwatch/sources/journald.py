@@ -31,10 +31,10 @@ from inferwatch.errors import InferwatchError, NoData
 from inferwatch.model import Gap, LineRecord
 from inferwatch.parsers.kernel import FACILITY_NAMES, LEVEL_NAMES
 from inferwatch.sources.base import Emit
+from inferwatch.sources.follow_process import restart_delay, spawn
 
 JOURNAL_DIR = Path("/run/systemd/journal")
 STREAM_LIMIT = 8 * 1024 * 1024  # one JSON entry per line; --all lets fields grow large
-MAX_RESTART_DELAY = 30.0
 
 
 class JournalctlFailed(InferwatchError):
@@ -220,7 +220,7 @@ class JournaldSource:
                 raise JournalctlFailed(f"journalctl exited {code}: {errors or 'no message'}")
             idle = 0 if delivered else idle + 1
             self.restarts += 1
-            await asyncio.sleep(min(self.restart_delay * 2**idle, MAX_RESTART_DELAY))
+            await asyncio.sleep(restart_delay(self.restart_delay, idle))
 
     async def _fall_back(self, emit: Emit, errors: str) -> None:
         """journalctl rejected the saved cursor: resume by its time; say what may be lost."""
@@ -232,16 +232,7 @@ class JournaldSource:
 
     async def _follow(self, emit: Emit) -> tuple[int, int, str]:
         """Run journalctl once; returns entries delivered, exit code and stderr's tail."""
-        try:
-            proc = await asyncio.create_subprocess_exec(
-                *self.command(),
-                stdin=asyncio.subprocess.DEVNULL,
-                stdout=asyncio.subprocess.PIPE,
-                stderr=asyncio.subprocess.PIPE,
-                limit=STREAM_LIMIT,
-            )
-        except (FileNotFoundError, PermissionError) as exc:
-            raise NoData(f"cannot run {self.journalctl}: {exc.strerror}") from None
+        proc = await spawn(self.command(), limit=STREAM_LIMIT, merge_stderr=False)
         assert proc.stdout is not None and proc.stderr is not None
         tail: deque[str] = deque(maxlen=5)
         drain = asyncio.create_task(_collect(proc.stderr, tail))
