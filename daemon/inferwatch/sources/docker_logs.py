@@ -29,7 +29,7 @@ from inferwatch.clock import Clock
 from inferwatch.errors import InferwatchError, NoData
 from inferwatch.model import LineRecord
 from inferwatch.sources.base import Emit
-from inferwatch.sources.follow_process import restart_delay, spawn
+from inferwatch.sources.follow_process import lines, restart_delay, spawn, stop
 
 STREAM_LIMIT = 1024 * 1024
 _STAMP = re.compile(
@@ -174,14 +174,10 @@ class DockerLogsSource:
         tail: deque[str] = deque(maxlen=5)
         delivered = 0
         try:
-            while True:
-                try:
-                    raw = await proc.stdout.readline()
-                except ValueError:  # a line beyond STREAM_LIMIT: skip it, keep going
+            async for raw in lines(proc.stdout):
+                if raw is None:  # a line beyond STREAM_LIMIT: skip it, keep going
                     self.oversized += 1
                     continue
-                if not raw:
-                    break
                 line = raw.decode("utf-8", "replace").rstrip("\n").removesuffix("\r")
                 stamp, _, text = line.partition(" ")
                 ns = stamp_ns(stamp)
@@ -199,9 +195,7 @@ class DockerLogsSource:
                 delivered += 1
             code = await proc.wait()
         finally:
-            if proc.returncode is None:
-                proc.kill()
-                await proc.wait()
+            await stop(proc)
         return delivered, code, " | ".join(tail)
 
     def _record(self, stamp: str, ns: int, text: str) -> DockerRecord:

@@ -1,10 +1,10 @@
-"""A follower process (``journalctl -f``, ``docker logs -f``): starting it, and how long to wait
-before starting it again after it ended."""
+"""A follower process (``journalctl -f``, ``docker logs -f``): starting it, reading its lines,
+stopping it, and how long to wait before starting it again after it ended."""
 
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Sequence
+from collections.abc import AsyncIterator, Sequence
 
 from inferwatch.errors import NoData
 
@@ -31,3 +31,24 @@ async def spawn(
 def restart_delay(base: float, idle: int) -> float:
     """The pause before the next run after ``idle`` runs in a row that delivered nothing."""
     return min(base * 2.0**idle, MAX_RESTART_DELAY)
+
+
+async def lines(stream: asyncio.StreamReader) -> AsyncIterator[bytes | None]:
+    """The stream's lines to its end; None for one longer than the stream's limit (skipped, for
+    the caller to count)."""
+    while True:
+        try:
+            raw = await stream.readline()
+        except ValueError:
+            yield None
+            continue
+        if not raw:
+            return
+        yield raw
+
+
+async def stop(proc: asyncio.subprocess.Process) -> None:
+    """End the process if it still runs (the follower was cancelled or failed)."""
+    if proc.returncode is None:
+        proc.kill()
+        await proc.wait()

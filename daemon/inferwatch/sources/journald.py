@@ -31,7 +31,7 @@ from inferwatch.errors import InferwatchError, NoData
 from inferwatch.model import Gap, LineRecord
 from inferwatch.parsers.kernel import FACILITY_NAMES, LEVEL_NAMES
 from inferwatch.sources.base import Emit
-from inferwatch.sources.follow_process import restart_delay, spawn
+from inferwatch.sources.follow_process import lines, restart_delay, spawn, stop
 
 JOURNAL_DIR = Path("/run/systemd/journal")
 STREAM_LIMIT = 8 * 1024 * 1024  # one JSON entry per line; --all lets fields grow large
@@ -240,14 +240,10 @@ class JournaldSource:
             self._on_state("up", "")
         delivered = 0
         try:
-            while True:
-                try:
-                    line = await proc.stdout.readline()
-                except ValueError:  # one entry beyond STREAM_LIMIT: skip it, keep going
+            async for line in lines(proc.stdout):
+                if line is None:  # one entry beyond STREAM_LIMIT: skip it, keep going
                     self.oversized += 1
                     continue
-                if not line:
-                    break
                 entry = decode_entry(line)
                 if entry is None or not entry.cursor or entry.transport not in (None, "kernel"):
                     continue
@@ -258,9 +254,7 @@ class JournaldSource:
             code = await proc.wait()
             await drain
         finally:
-            if proc.returncode is None:
-                proc.kill()
-                await proc.wait()
+            await stop(proc)
             drain.cancel()
             await asyncio.gather(drain, return_exceptions=True)
         return delivered, code, " | ".join(tail)
