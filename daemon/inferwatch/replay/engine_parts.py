@@ -37,6 +37,16 @@ event's fields as JSON: ``output.fields_json``)."""
 PartResult = tuple[list[Hit], int]
 
 
+def parse_hit(number: int, raw: bytes, year: int, tz: tzinfo, render: bool) -> Hit | None:
+    """One taken line as replay reads it: its record (None for no record or a bystander), the
+    time of its own prefix, and with ``render`` its line event's fields as JSON."""
+    record = parse_engine_line(raw.decode("utf-8", "replace"))
+    if record is None or bystander(record):
+        return None
+    own = engine_time(record.prefix, year=year, tz=tz)
+    return number, record, own, fields_json(record) if render else None
+
+
 def _parse_part(path: str, start: int, end: int, year: int, tz: tzinfo, render: bool) -> PartResult:
     """The records of the anchor lines of ``[start, end)`` (numbered within the part, from
     0) and the number of lines in the part."""
@@ -44,10 +54,9 @@ def _parse_part(path: str, start: int, end: int, year: int, tz: tzinfo, render: 
     with Path(path).open("rb") as fh, mmap.mmap(fh.fileno(), 0, access=mmap.ACCESS_READ) as mm:
         spans, lines = spans_in(mm, start, end)
         for index, a, b in spans:
-            record = parse_engine_line(mm[a:b].decode("utf-8", "replace"))
-            if record is not None and not bystander(record):
-                own = engine_time(record.prefix, year=year, tz=tz)
-                out.append((index, record, own, fields_json(record) if render else None))
+            hit = parse_hit(index, mm[a:b], year, tz, render)
+            if hit is not None:
+                out.append(hit)
     return out, lines
 
 

@@ -17,13 +17,10 @@ from dataclasses import dataclass
 from datetime import datetime, tzinfo
 from pathlib import Path
 
-from inferwatch.parsers.engine import parse_engine_line
-from inferwatch.parsers.engine_precheck import bystander, unanchored
-from inferwatch.parsers.engine_time import engine_time
+from inferwatch.parsers.engine_precheck import unanchored
 from inferwatch.parsers.kernel import KernelLine, RecordAssembler, parse_kernel_line
 from inferwatch.parsers.kernel_precheck import INTERESTING_BYTES
-from inferwatch.replay.engine_parts import Hit, anchor_records
-from inferwatch.replay.output import fields_json
+from inferwatch.replay.engine_parts import Hit, anchor_records, parse_hit
 
 
 @dataclass(frozen=True, slots=True)
@@ -162,12 +159,10 @@ ENGINE_LINES: LineSource | None = None
 
 
 def _parsed(lines: Iterable[tuple[int, bytes]], ctx: TimeContext, render: bool) -> Iterator[Hit]:
-    year, tz = ctx.year, ctx.tz
     for number, raw in lines:
-        record = parse_engine_line(raw.decode("utf-8", "replace"))
-        if record is not None and not bystander(record):
-            own = engine_time(record.prefix, year=year, tz=tz)
-            yield number, record, own, fields_json(record) if render else None
+        hit = parse_hit(number, raw, ctx.year, ctx.tz, render)
+        if hit is not None:
+            yield hit
 
 
 def engine_records(
