@@ -86,7 +86,7 @@ class Tailer:
         if not self._started:
             self._started = True
             if self._restore is not None:
-                self._files.restore(self._restore, listing, now)
+                listing = self._files.restore(self._restore, listing, now)
         self._files.reconcile(listing, now)
         out: list[TailLine] = []
         budget = self.config.poll_budget_bytes
@@ -114,7 +114,9 @@ class Tailer:
             return self._restore.to_json()
         names = {id(f): path for path, f in self._files.attached.items()}
         files = tuple(f.entry(names.get(id(f))) for f in self._files.followers() if not f.lost)
-        return Checkpoint(files, tuple(self._files.siblings.seen.values())).to_json()
+        siblings = self._files.siblings
+        files += tuple(siblings.pending.values())  # not found since start-up: not forgotten
+        return Checkpoint(files, tuple(siblings.seen.values())).to_json()
 
     def statuses(self) -> tuple[FileStatus, ...]:
         """Per path: ok, missing (no data, not an error) or error (with the OS error text)."""

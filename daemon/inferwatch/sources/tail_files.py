@@ -30,7 +30,7 @@ from inferwatch.sources.tail_identity import (
 )
 from inferwatch.sources.tail_model import TailConfig, TailStats
 from inferwatch.sources.tail_paths import expand, last_line_start
-from inferwatch.sources.tail_restore import resume_all
+from inferwatch.sources.tail_restore import resume_relisting
 from inferwatch.sources.tail_siblings import SiblingTracker
 from inferwatch.sources.tail_status import StatusBoard
 
@@ -59,12 +59,20 @@ class FileSet:
         self._reconciled = False
         self._failing: dict[int, Follower] = {}
 
-    def restore(self, checkpoint: Checkpoint, listing: DirListing, now: float) -> None:
-        """Reopen every checkpointed file found again; rotated-away ones continue detached."""
+    def restore(self, checkpoint: Checkpoint, listing: DirListing, now: float) -> DirListing:
+        """Reopen every checkpointed file found again; rotated-away ones continue detached.
+
+        A record whose file is nowhere in the listing is looked for again in fresh listings (a
+        rotation may have been renaming files as we listed), then left pending for the sibling
+        scans. Returns the listing to reconcile with.
+        """
         self.siblings.seen = {(e.dev, e.ino): e for e in checkpoint.seen}
         matched = expand(self.config.paths, self.board)
-        resumed = resume_all(checkpoint.files, matched, self.siblings.rule, listing)
-        self.stats.checkpoint_entries_expired += len(checkpoint.files) - len(resumed)
+        found, listing = resume_relisting(checkpoint.files, matched, self.siblings.rule, listing)
+        resumed, missing = found.resumed, found.missing
+        expired = len(checkpoint.files) - len(resumed) - len(missing)
+        self.stats.checkpoint_entries_expired += expired
+        self.siblings.pending = {(e.dev, e.ino): e for e in missing}
         detached: list[tuple[int, Follower]] = []
         for item in resumed:
             entry = item.entry
@@ -84,6 +92,7 @@ class FileSet:
                 follower.detached_at = now
                 detached.append((item.st.st_mtime_ns, follower))
         self.detached.extend(f for _, f in sorted(detached, key=lambda pair: pair[0]))
+        return listing
 
     def reconcile(self, listing: DirListing, now: float) -> None:
         """Bring the followers in line with what the names point to now (one ``stat`` each)."""
@@ -149,17 +158,11 @@ class FileSet:
             self.board.error(path, exc)
             return None
         try:
-            closed = self.siblings.closed_match(fd, st)
-            if closed is not None:
-                self.siblings.seen.pop(file_key(st), None)
+            known = self._known_start(fd, st)
+            if known is not None:
+                offset, line_no, prefix = known
                 follower = self.new_follower(
-                    path,
-                    fd,
-                    st,
-                    now,
-                    offset=closed.size,
-                    line_no=closed.line_no,
-                    prefix=closed.prefix,
+                    path, fd, st, now, offset=offset, line_no=line_no, prefix=prefix
                 )
             elif at_end:
                 offset = last_line_start(fd, st.st_size, self.config.max_line_bytes)
@@ -173,6 +176,18 @@ class FileSet:
             return None
         self.board.set(path, "ok")
         return follower
+
+    def _known_start(self, fd: int, st: os.stat_result) -> tuple[int, int, Prefix] | None:
+        """Where to read an opened file from, if we know it: a checkpoint record not found at
+        start-up, or a rotated file we had finished (offset, line number, prefix)."""
+        resumed = self.siblings.claim_pending(fd, st)
+        if resumed is not None:
+            return resumed.offset, resumed.line_no, resumed.prefix
+        closed = self.siblings.closed_match(fd, st)
+        if closed is None:
+            return None
+        self.siblings.seen.pop(file_key(st), None)
+        return closed.size, closed.line_no, closed.prefix
 
     def _check_rewrite(self, follower: Follower, listing: DirListing, now: float) -> None:
         """Truncated or rewritten under us: old bytes from the copy if any, new ones from 0."""

@@ -10,8 +10,13 @@ are tried in this order:
 2. the other files at the recorded path and its rotated siblings (the copy that copytruncate
    made, or the same file after ``st_dev`` changed, as it can on LVM).
 
-A record that matches nothing is expired rather than seeked blindly: a reused inode or a shorter
-file must never make us skip the head of a new file.
+A record whose file is there but fails these checks is expired rather than seeked blindly: a
+reused inode or a shorter file must never make us skip the head of a new file. A record whose
+``(dev, ino)`` is nowhere to be seen is *missing*, not expired: a rotation may be renaming it in
+the instant of our directory listing (``.3`` → ``.4`` while ``.4`` is momentarily absent, or to
+a name the listing does not hold yet). The caller lists again and, failing that, keeps it pending
+until a sibling scan finds the file (see :class:`~inferwatch.sources.tail_siblings.SiblingTracker`);
+reading it from 0 as an unknown rotation instead would deliver its lines a second time.
 """
 
 # Paths are plain strings and I/O goes through os.* on purpose: the tailer works on descriptors
@@ -48,19 +53,62 @@ class Resumed:
     st: os.stat_result
 
 
+@dataclass(frozen=True, slots=True)
+class Resumption:
+    """What :func:`resume_all` made of the records: resumed, missing, and the rest expired."""
+
+    resumed: list[Resumed]
+    missing: list[FileEntry]
+
+
+#: Directory listings tried at start-up for records whose file is not found.
+RESUME_LISTINGS = 3
+
+
+def resume_relisting(
+    entries: Sequence[FileEntry],
+    matched: Mapping[str, os.stat_result],
+    rule: SiblingRule,
+    listing: DirListing,
+) -> tuple[Resumption, DirListing]:
+    """:func:`resume_all`, then again with a fresh listing for the records still missing (a
+    rotation may have been renaming files as we listed), at most :data:`RESUME_LISTINGS`
+    listings in all. Returns the last listing too.
+
+    A file that is really gone costs only the extra listings; the directory's mtime is not
+    asked, as it may not change visibly within one timestamp tick on older kernels."""
+    claimed: set[FileKey] = set()
+    resumed: list[Resumed] = []
+    missing = list(entries)
+    for attempt in range(RESUME_LISTINGS):
+        if attempt:
+            listing = DirListing()
+        found = resume_all(missing, matched, rule, listing, claimed)
+        resumed += found.resumed
+        missing = found.missing
+        if not missing:
+            break
+    return Resumption(resumed, missing), listing
+
+
 def resume_all(
     entries: Sequence[FileEntry],
     matched: Mapping[str, os.stat_result],
     rule: SiblingRule,
     listing: DirListing,
-) -> list[Resumed]:
-    """Open the file of every record that can be resumed (at most one record per file)."""
-    claimed: set[FileKey] = set()
+    claimed: set[FileKey],
+) -> Resumption:
+    """Open the file of every record that can be resumed (at most one record per file).
+
+    ``claimed`` holds the files already resumed (by an earlier call with another listing); the
+    files resumed here are added to it.
+    """
     found: dict[int, Resumed] = {}
+    refuted: set[FileKey] = set()  # identities opened that hold other content than recorded
     by_key = _index(entries, matched, rule, listing)
     for index, entry in enumerate(entries):
         for path in by_key.get((entry.dev, entry.ino), ()):
-            resumed = _try(entry, path, claimed)
+            resumed = _try(entry, path, claimed, refuted)
             if resumed is not None:
                 found[index] = resumed
                 break
@@ -68,11 +116,16 @@ def resume_all(
         if index in found or _weak(entry):
             continue  # without a fingerprint, any file would "match"
         for path in _nearby(entry, rule, listing):
-            resumed = _try(entry, path, claimed)
+            resumed = _try(entry, path, claimed, refuted)
             if resumed is not None:
                 found[index] = resumed
                 break
-    return [found[index] for index in sorted(found)]
+    missing = [
+        entry
+        for index, entry in enumerate(entries)
+        if index not in found and (entry.dev, entry.ino) not in refuted and not _weak(entry)
+    ]
+    return Resumption([found[index] for index in sorted(found)], missing)
 
 
 def verify(entry: FileEntry, fd: int, size: int) -> bool:
@@ -122,7 +175,12 @@ def _nearby(entry: FileEntry, rule: SiblingRule, listing: DirListing) -> list[st
     return paths
 
 
-def _try(entry: FileEntry, path: str, claimed: set[FileKey]) -> Resumed | None:
+def _try(
+    entry: FileEntry, path: str, claimed: set[FileKey], refuted: set[FileKey]
+) -> Resumed | None:
+    """Open ``path`` and resume ``entry`` on it if it verifies. The file there may have been
+    renamed since it was listed: only a file with the recorded identity that fails (or that
+    another record took) proves the record wrong, which ``refuted`` collects."""
     try:
         fd, st = open_file(path)
     except OSError:
@@ -134,6 +192,8 @@ def _try(entry: FileEntry, path: str, claimed: set[FileKey]) -> Resumed | None:
             resumed = Resumed(entry, path, fd, st)
             fd = -1
             return resumed
+        if key == (entry.dev, entry.ino):
+            refuted.add(key)
     except OSError:
         pass
     finally:

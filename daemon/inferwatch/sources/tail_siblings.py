@@ -12,7 +12,10 @@ Three questions are answered here, each when something happened to a followed pa
   (no checkpoint) and read otherwise (they appeared while we were away).
 
 ``seen`` remembers, per sibling identity, where reading stopped, so a restart neither re-reads a
-finished file nor mistakes it for a new rotation; entries vanish with their files.
+finished file nor mistakes it for a new rotation; entries vanish with their files. ``pending``
+holds the checkpoint records whose file could not be found at start-up (a rotation was renaming
+it just then): when a scan meets that file, it is resumed at the recorded offset, after the same
+checks as at start-up, instead of being read again from 0.
 """
 
 # Paths are plain strings and I/O goes through os.* on purpose: the tailer works on descriptors
@@ -25,7 +28,7 @@ import os
 from collections.abc import Iterable
 from dataclasses import replace
 
-from inferwatch.sources.tail_checkpoint import SeenEntry
+from inferwatch.sources.tail_checkpoint import FileEntry, SeenEntry
 from inferwatch.sources.tail_follower import Follower
 from inferwatch.sources.tail_identity import (
     ANCHOR_BYTES,
@@ -42,6 +45,7 @@ from inferwatch.sources.tail_identity import (
     read_at,
 )
 from inferwatch.sources.tail_model import TailStats
+from inferwatch.sources.tail_restore import verify
 
 #: Prefixes shorter than this are too weak to call another file a copy of ours.
 _MIN_COPY_PREFIX = ANCHOR_BYTES
@@ -57,6 +61,8 @@ class SiblingTracker:
         self.stats = stats
         self.max_line = max_line
         self.seen: dict[FileKey, SeenEntry] = {}
+        #: Checkpoint records not found at start-up, by the identity they recorded.
+        self.pending: dict[FileKey, FileEntry] = {}
         self._misses: dict[FileKey, int] = {}
 
     def scan(
@@ -87,6 +93,8 @@ class SiblingTracker:
                 slot, path, known, everyone, tracked, read_unknown=read_unknown, now=now
             )
             if follower is not None:
+                # A rotation renaming files during this scan can show one file under two names.
+                tracked.add(follower.key)
                 adopted.append((_age_key(path, st), follower))
         if listing.unchanged(os.path.dirname(slot)):
             self._prune(slot, present)
@@ -125,6 +133,18 @@ class SiblingTracker:
             slot, *follower.key, prefix, follower.read_pos, st.st_mtime_ns, follower.line_no, True
         )
 
+    def claim_pending(self, fd: int, st: os.stat_result) -> FileEntry | None:
+        """The pending checkpoint record of this open file, if its checks pass (then it is no
+        longer pending). A record whose identity now names other content is expired."""
+        entry = self.pending.pop(file_key(st), None)
+        if entry is None:
+            return None
+        self._misses.pop(file_key(st), None)
+        if verify(entry, fd, st.st_size):
+            return entry
+        self.stats.checkpoint_entries_expired += 1
+        return None
+
     def closed_match(self, fd: int, st: os.stat_result) -> SeenEntry | None:
         """The ``seen`` record of this open file, if it is the file that record describes."""
         entry = self.seen.get(file_key(st))
@@ -160,6 +180,22 @@ class SiblingTracker:
         try:
             if file_key(st) in tracked:
                 return None  # a rotation renamed a followed file to this name meanwhile
+            resumed = self.claim_pending(fd, st)
+            if resumed is not None:
+                follower = Follower(
+                    resumed.path,
+                    fd,
+                    st,
+                    max_line=self.max_line,
+                    now=now,
+                    stats=self.stats,
+                    offset=resumed.offset,
+                    line_no=resumed.line_no,
+                    prefix=resumed.prefix,
+                )
+                follower.detached_at = now
+                fd = -1
+                return follower
             entry = self.closed_match(fd, st)
             late_write = entry is not None and entry.read and st.st_size > entry.size
             if entry is not None and not (late_write and read_unknown):
@@ -230,17 +266,20 @@ class SiblingTracker:
         """Forget files gone for good. One scan is not proof: a rotation renaming every sibling
         (``.3`` → ``.4`` …) between our listing and our ``stat`` hides a file from that scan,
         and forgetting it would make it "unknown", then re-read, at the next scan. So only
-        scans during which the directory did not change count, and it takes several."""
-        for key, entry in list(self.seen.items()):
-            if entry.slot != slot:
-                continue
+        scans during which the directory did not change count, and it takes several. A pending
+        checkpoint record forgotten that way counts as expired."""
+        gone = [key for key, entry in self.seen.items() if entry.slot == slot]
+        gone += [key for key, record in self.pending.items() if record.path == slot]
+        for key in gone:
             if key in present:
                 self._misses.pop(key, None)
                 continue
             self._misses[key] = self._misses.get(key, 0) + 1
             if self._misses[key] >= _PRUNE_AFTER_MISSES:
-                del self.seen[key]
                 del self._misses[key]
+                self.seen.pop(key, None)
+                if self.pending.pop(key, None) is not None:
+                    self.stats.checkpoint_entries_expired += 1
 
 
 def _known_prefixes(
