@@ -18,7 +18,7 @@ once is one ``INACTIVE → FIRING``).
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Collection, Iterable
 from dataclasses import dataclass
 from typing import NamedTuple
 
@@ -87,6 +87,38 @@ class RuleAlerts:
                 return False
             if e.resolved_at is None or ts - e.resolved_at > resolved_retention_s:
                 return False
+        return True
+
+    def hold(
+        self,
+        labels: Collection[Labels],
+        ts: float,
+        resolved_retention_s: float = RESOLVED_RETENTION_S,
+    ) -> bool:
+        """The evaluation at ``ts`` found exactly the alerts ``labels`` again, with the same
+        values and annotations as last time. When each of them is held and firing (not kept
+        firing) and every other alert held is resolved and within its retention still, only
+        their evaluation time moves, as in :meth:`apply`, and True is returned. Otherwise
+        nothing is done: call :meth:`apply`."""
+        entries = self._entries
+        firing = 0
+        for e in entries.values():
+            if e.state is AlertState.FIRING:
+                firing += 1
+            elif e.state is not AlertState.RESOLVED or (
+                e.resolved_at is None or ts - e.resolved_at > resolved_retention_s
+            ):
+                return False
+        if firing != len(labels):
+            return False
+        for key in labels:
+            found = entries.get(key)
+            if found is None or found.state is not AlertState.FIRING:
+                return False
+            if found.keep_firing_since is not None:
+                return False
+        for key in labels:
+            entries[key].last_eval = ts
         return True
 
     def insert(self, alert: Alert) -> None:

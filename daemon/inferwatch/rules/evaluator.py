@@ -21,6 +21,7 @@ from inferwatch.alerts import state as saved
 from inferwatch.alerts.lifecycle import RESOLVED_RETENTION_S, LimitExceeded, RuleAlerts
 from inferwatch.alerts.model import Alert, AlertTransition
 from inferwatch.rules import rule_eval as ev
+from inferwatch.rules.alert_hold import Held, pure, signature
 from inferwatch.rules.outputs import RuleOutputs
 from inferwatch.rules.promql import DEFAULT_OPTIONS, EvalOptions, Vector
 from inferwatch.rules.promql_absent import names_if_empty_without
@@ -64,6 +65,7 @@ class _RuleState:
     health: str = "unknown"
     last_error: str = ""
     last_eval: float | None = None
+    held: Held | None = None  # the last full evaluation of a pure alerting rule
 
 
 StateKey = tuple[RuleKey, bool, int]
@@ -101,6 +103,7 @@ class RuleManager:
         self._plans: dict[RuleGroup, list[tuple[int, Rule, _RuleState]]] = {}
         self._absent_names: dict[RuleGroup, frozenset[str] | None] = {}
         self._expansions = ev.Expansions()
+        self._pure_rules: dict[RuleKey, bool] = {}
         self._selections = cache_for(store)
         self._restore: dict[RuleKey, list[Alert]] = {}
         self._saved_at = 0.0
@@ -122,6 +125,7 @@ class RuleManager:
             state = old.pop(key, None)
             if state is None:
                 state = _RuleState(alerts=RuleAlerts(key[0]) if key[1] else None)
+            state.held = None  # the group's limit may have changed
             self._states[key] = state
         gone: list[AlertTransition] = []
         for state in old.values():
@@ -272,16 +276,35 @@ class RuleManager:
         idle = not vec and not len(state.alerts) and not state.outputs.previous
         if idle and rule.key not in self._restore:
             return []  # nothing found, held or written: the full path would change nothing
+        held, result = state.held, None
+        if held is not None and rule.key not in self._restore:
+            result = signature(vec)
+            if result == held.signature and state.alerts.hold(
+                held.labels, t, self.resolved_retention_s
+            ):
+                state.outputs.write(self.store, held.rows, t)
+                return []  # the same alerts, all firing: only their evaluation time moved
         found = ev.candidates(rule, vec, self.external_labels, self.external_url, query,
                               self._expansions)  # fmt: skip
         for alert in self._restore.pop(rule.key, ()):
             back = saved.restored(alert, t, rule.for_s, self._saved_at, self.restore_policy)
             if back is not None:
                 state.alerts.insert(back)
+        state.held = None
         out = state.alerts.apply(found, t, rule.for_s, rule.keep_firing_for_s, group.limit,
                                  self.resolved_retention_s)  # fmt: skip
-        state.outputs.write(self.store, ev.alert_rows(rule, state.alerts.active(), self.series), t)
+        rows = ev.alert_rows(rule, state.alerts.active(), self.series)
+        state.outputs.write(self.store, rows, t)
+        if self._pure(rule):
+            labels = frozenset(c.labels for c in found)
+            state.held = Held(result or signature(vec), labels, tuple(rows))
         return out
+
+    def _pure(self, rule: AlertingRule) -> bool:
+        found = self._pure_rules.get(rule.key)
+        if found is None:
+            found = self._pure_rules[rule.key] = pure(rule)
+        return found
 
     # -- alerts and status --------------------------------------------------------------------
     def alerts(self, include_resolved: bool = False) -> list[Alert]:

@@ -1,0 +1,44 @@
+"""An alerting rule's result that repeats the last one exactly, every alert of it firing.
+
+A rule that fires for minutes (a crash is news for five) finds the same samples at every
+evaluation. Prometheus then changes nothing but the alerts' evaluation time and writes the same
+``ALERTS``/``ALERTS_FOR_STATE`` rows again. :class:`Held` remembers the last full evaluation's
+result (its samples to the bit, the alerts' label sets and the rows), so such an evaluation
+skips expanding templates and running the state machine. It is used only where it cannot
+differ from the full path: templates that never call ``query`` (the same sample always expands
+the same), every alert held firing and found again, nothing pending or kept firing, no alert
+waiting to be restored; the rule manager forgets it when rules are reloaded.
+"""
+
+from __future__ import annotations
+
+import struct
+from dataclasses import dataclass
+
+from inferwatch.rules.outputs import Row
+from inferwatch.rules.promql import Vector
+from inferwatch.rules.ruleset import AlertingRule
+from inferwatch.store.labels import Labels
+
+_BITS = struct.Struct("<d").pack  # -0.0 and 0.0 render differently in a template's $value
+
+Signature = tuple[tuple[str, Labels, bytes], ...]
+
+
+def signature(vec: Vector) -> Signature:
+    """The result to the bit: names, label sets and values, in order."""
+    return tuple((s.name, s.labels, _BITS(s.value)) for s in vec)
+
+
+def pure(rule: AlertingRule) -> bool:
+    """Whether the rule's label and annotation templates are pure functions of the sample."""
+    return all("query" not in t.source for _, t in (*rule.labels, *rule.annotations))
+
+
+@dataclass(frozen=True, slots=True)
+class Held:
+    """The last full evaluation of a pure rule: its result, its alerts' labels, its rows."""
+
+    signature: Signature
+    labels: frozenset[Labels]
+    rows: tuple[Row, ...]
