@@ -14,7 +14,7 @@ import re
 from datetime import UTC, datetime, tzinfo
 
 from inferwatch.parsers.engine_prefix import LinePrefix
-from inferwatch.parsers.kernel import month_number
+from inferwatch.parsers.months import month_number
 
 _RFC3339 = re.compile(
     r"(\d{4})-(\d{2})-(\d{2})T(\d{2}):(\d{2}):(\d{2})(?:\.(\d+))?(Z|[+-]\d{2}:\d{2})"

@@ -17,6 +17,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta, timezone
 
+from inferwatch.parsers.months import month_number
+
 PLACEHOLDER_YEAR = 2000
 """Year put into `KernelLine.wall` when the prefix has none (a leap year, so Feb 29 survives)."""
 
@@ -59,30 +61,6 @@ _INDENTED_PREFIX = re.compile(
 _KMSG_ESCAPE = re.compile(rb"\\x([0-9a-fA-F]{2})")
 # `12,36072,1809884084,-;` a raw kmsg header pasted in front of its text.
 _KMSG_HEADER = re.compile(r"(\d{1,4}),\d+,(\d+),[^,;]*(?:,[^;]*)?;")
-
-_MONTHS: dict[str, int] = {}
-for _number, _names in enumerate(
-    (
-        "jan janv januar janeiro enero ene gen gennaio janvier sty oca янв январь января",
-        "feb févr fevr fév fev februar febrero febbraio février fevereiro lut şub şubat"
-        " фев февраль февраля",
-        "mar mär mrz märz mars marzo março mrt mart мар март марта",
-        "apr avr abr april avril abril aprile kwi nis nisan апр апрель апреля",
-        "may mai maj mei mayo maggio mag май мая",
-        "jun juin juni junio giugno giu cze haz haziran июн июнь июня",
-        "jul juil juli julio luglio lug lip tem temmuz июл июль июля",
-        "aug août aout ago agosto augustus sie ağu ağustos авг август августа",
-        "sep sept set septembre september septiembre settembre setembro wrz eyl eylül"
-        " сен сент сентябрь сентября",
-        "oct okt out ott octobre oktober octubre ottobre outubro paź eki ekim окт октябрь октября",
-        "nov novembre november noviembre novembro lis kas kasım ноя нояб ноябрь ноября",
-        "dec dez déc dic dezember décembre december diciembre dicembre dezembro gru ara aralık"
-        " дек декабрь декабря",
-    ),
-    start=1,
-):
-    for _name in _names.split():
-        _MONTHS[_name] = _number
 
 
 @dataclass(frozen=True, slots=True)
@@ -156,18 +134,6 @@ class KmsgRecord:
 
 def _facility_name(number: int) -> str | None:
     return FACILITY_NAMES[number] or None if number < len(FACILITY_NAMES) else None
-
-
-def month_number(name: str) -> int | None:
-    """Month 1-12 for an abbreviated or full month name in common locales, else None."""
-    key = name.lower().rstrip(".")
-    if key in _MONTHS:
-        return _MONTHS[key]
-    for suffix in ("月", "월"):
-        if key.endswith(suffix) and key[:-1].isdecimal():
-            number = int(key[:-1])
-            return number if 1 <= number <= 12 else None
-    return _MONTHS.get(key[:3])
 
 
 def parse_kernel_line(line: str) -> KernelLine:

@@ -28,7 +28,6 @@ from inferwatch.replay.timeline import (
     TimeContext,
     TimedRecord,
     engine_records,
-    kernel_records,
     merged,
 )
 from inferwatch.rules.evaluator import RuleManager
@@ -103,8 +102,11 @@ class Replay:
 
     def streams(self) -> list[Any]:
         out: list[Any] = []
-        for index, name in enumerate(self.inputs.kernel):
-            out.append(kernel_records(Path(name), index, self.ctx, name))
+        if self.inputs.kernel:  # the kernel parsers load only for kernel logs
+            from inferwatch.replay.kernel_records import kernel_records
+
+            for index, name in enumerate(self.inputs.kernel):
+                out.append(kernel_records(Path(name), index, self.ctx, name))
         offset = len(self.inputs.kernel)
         render = self.writer.fmt == "jsonl"  # line events rendered where records are parsed
         for index, name in enumerate(self.inputs.engine_logs):

@@ -23,11 +23,11 @@ import yaml
 
 from inferwatch.config.yamlpos import Loc, Located, format_loc, load_located
 from inferwatch.errors import Problem
+from inferwatch.rules.durations import DurationError, parse_duration_ms
 from inferwatch.rules.promql import PromQLError, Query, load
 from inferwatch.rules.rule_paths import expand_rule_paths
 from inferwatch.rules.ruleset import AlertingRule, RecordingRule, Rule, RuleGroup, RuleKey, RuleSet
 from inferwatch.rules.templates import Template, TemplateParseError, compile_template
-from inferwatch.rules.testfile import TestFileError, parse_duration_ms
 from inferwatch.store.labels import make_labels, valid_metric_name
 
 __all__ = [
@@ -75,7 +75,7 @@ class _File:
             return 0.0
         try:
             return parse_duration_ms(_text(value)) / 1000
-        except TestFileError:
+        except DurationError:
             self.problem(loc, f'not a valid duration string: "{_text(value)}"')
             return 0.0
 
