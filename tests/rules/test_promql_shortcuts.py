@@ -194,6 +194,45 @@ def test_a_matching_right_side_runs_only_when_it_could_fail(
     assert reads == ["m"]
 
 
+def test_the_cheap_side_runs_first_when_the_other_fails_only_as_probed(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """``(quantile(…) < on(job) group_left() one and … ) and on(job) n offset 1m == 10`` (the
+    shape of EngineDecodeBelowAnchor): the left side can fail only on a duplicate job among
+    ``one`` (or ``two``). With the check empty the windows are not read; with a duplicate they
+    are, and the error is raised as Prometheus (which evaluates both sides) raises it."""
+    reads: list[str | None] = []
+    real = promql_select.windows
+
+    def counting(ctx, msel):  # type: ignore[no-untyped-def]
+        reads.append(msel.selector.name)
+        return real(ctx, msel)
+
+    monkeypatch.setattr(promql_functions, "windows", counting)
+    query = load(
+        "quantile_over_time(0.5, m[5m]) < on(job) group_left() one"
+        " and on(job) max_over_time(m[5m]) >= on(job) group_left() two"
+        " and on(job) n offset 1m == 10"
+    )
+    store = _store()
+    store.set("one", make_labels({"job": "a"}), 5.0, 0.0)
+    store.set("two", make_labels({"job": "a"}), 1.0, 0.0)
+    assert evaluate(query, store, 30.0) == []  # n offset 1m: nothing at -30 s
+    assert reads == []
+    store.set("n", make_labels({"job": "a"}), 10.0, 60.0)
+    found = evaluate(query, store, 60.0)
+    assert reads == ["m", "m"]
+    assert sorted(s.value for s in found) == [1.0, 2.0]  # type: ignore[union-attr]
+    reads.clear()
+    store = _store()
+    store.set("one", make_labels({"job": "a"}), 5.0, 0.0)
+    store.set("two", make_labels({"job": "a"}), 1.0, 0.0)
+    store.set("two", make_labels({"job": "a", "x": "2"}), 1.0, 0.0)  # a second job="a"
+    with pytest.raises(EvalError, match="duplicate series"):
+        evaluate(query, store, 30.0)  # n offset 1m is empty, and the left side fails
+    assert reads == ["m", "m"]
+
+
 def _reference(ts: array[float], vs: array[float]) -> tuple[array[float], array[float]]:
     keep = [i for i, v in enumerate(vs) if not (math.isnan(v) and is_stale(v))]
     return array("d", (ts[i] for i in keep)), array("d", (vs[i] for i in keep))

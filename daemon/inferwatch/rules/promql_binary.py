@@ -97,8 +97,12 @@ def build_vector_binary(node: Binary, c: Compiler) -> VectorFn:
     if node.op == "or":
         return lambda ctx: _or(lhs(ctx), rhs(ctx), sig)
     if node.op == "and":
-        if cannot_fail(node.lhs) and cannot_fail(node.rhs) and much_cheaper(node.rhs, node.lhs):
-            return _cheap_side_first(lhs, rhs, sig)
+        if cannot_fail(node.rhs) and much_cheaper(node.rhs, node.lhs):
+            if cannot_fail(node.lhs):
+                return _cheap_side_first(lhs, rhs, sig)
+            probe = failure_probe(node.lhs, c)
+            if probe is not None:
+                return _cheap_side_first(lhs, rhs, sig, probe)
         op: Callable[[Vector, Vector], Vector] = lambda a, b: _and(a, b, sig)  # noqa: E731
     elif node.op == "unless":
         op = lambda a, b: _unless(a, b, sig)  # noqa: E731
@@ -138,7 +142,11 @@ def _probed(
 def failure_probe(node: Expr, c: Compiler) -> Probe | None:
     """For ``many <op> on(…) group_left() one`` (or ``group_right``) whose "many" side cannot
     fail and has unique label sets, and whose "one" side is a selector: a cheap test of whether
-    it can fail now (the one side holds a duplicate match key). None for anything else."""
+    it can fail now (the one side holds a duplicate match key). For a set operation (``and``,
+    ``or``, ``unless``: they fail only in an operand): its failing operands' probes, any of
+    which may find a failure. None for anything else."""
+    if isinstance(node, Binary) and node.op in ("and", "or", "unless"):
+        return _set_probe(node, c)
     if not isinstance(node, Binary) or node.matching is None or node.matching.include:
         return None
     card = node.matching.card
@@ -162,13 +170,39 @@ def failure_probe(node: Expr, c: Compiler) -> Probe | None:
     return probe
 
 
-def _cheap_side_first(lhs: VectorFn, rhs: VectorFn, sig: Signature) -> VectorFn:
-    """``lhs and rhs`` with the cheaper right side run first: neither side can fail, so an
-    empty side makes the other irrelevant."""
+def _set_probe(node: Binary, c: Compiler) -> Probe | None:
+    probes: list[Probe] = []
+    for side in (node.lhs, node.rhs):
+        if value_type(side) is not ValueType.VECTOR:
+            return None
+        if cannot_fail(side):
+            continue
+        probe = failure_probe(side, c)
+        if probe is None:
+            return None
+        probes.append(probe)
+    if not probes:
+        return None
+    if len(probes) == 1:
+        return probes[0]
+    first, second = probes
+    return lambda ctx: first(ctx) or second(ctx)
+
+
+def _cheap_side_first(
+    lhs: VectorFn, rhs: VectorFn, sig: Signature, probe: Probe | None = None
+) -> VectorFn:
+    """``lhs and rhs`` with the cheaper right side run first: it cannot fail, so when it is
+    empty the left side matters only for an error, which it can raise only as ``probe``
+    finds (no probe: it cannot fail)."""
 
     def run(ctx: Ctx) -> Vector:
         right = rhs(ctx)
-        return _and(lhs(ctx), right, sig) if right else []
+        if right:
+            return _and(lhs(ctx), right, sig)
+        if probe is not None and probe(ctx):
+            lhs(ctx)  # raises as Prometheus would
+        return []
 
     return run
 
