@@ -146,13 +146,9 @@ def test_an_expression_is_evaluated_once_its_metric_exists() -> None:
     assert len(evaluate(query, store, 60.0)) == 1  # type: ignore[arg-type]
 
 
-def test_the_cheap_side_of_an_and_runs_first(monkeypatch: pytest.MonkeyPatch) -> None:
-    """``quantile_over_time(…) and x offset 5m == 1``: the instant check is empty, so the
-    window is never read; with the check true, the result is the left side's, as before."""
-    query = load("quantile_over_time(0.5, m[5m]) and on(job) n offset 1m == 10")
-    ast = query.ast
-    assert cost(ast.rhs) < cost(ast.lhs)  # type: ignore[union-attr]
-    reads: list[str] = []
+def _window_reads(monkeypatch: pytest.MonkeyPatch) -> list[str | None]:
+    """The metric names of the range windows read from now on, in order."""
+    reads: list[str | None] = []
     real = promql_select.windows
 
     def counting(ctx, msel):  # type: ignore[no-untyped-def]
@@ -160,6 +156,16 @@ def test_the_cheap_side_of_an_and_runs_first(monkeypatch: pytest.MonkeyPatch) ->
         return real(ctx, msel)
 
     monkeypatch.setattr(promql_functions, "windows", counting)
+    return reads
+
+
+def test_the_cheap_side_of_an_and_runs_first(monkeypatch: pytest.MonkeyPatch) -> None:
+    """``quantile_over_time(…) and x offset 5m == 1``: the instant check is empty, so the
+    window is never read; with the check true, the result is the left side's, as before."""
+    query = load("quantile_over_time(0.5, m[5m]) and on(job) n offset 1m == 10")
+    ast = query.ast
+    assert cost(ast.rhs) < cost(ast.lhs)  # type: ignore[union-attr]
+    reads = _window_reads(monkeypatch)
     store = _store()
     assert evaluate(query, store, 30.0) == []  # n offset 1m: nothing at -30 s
     assert reads == []
@@ -175,14 +181,7 @@ def test_a_matching_right_side_runs_only_when_it_could_fail(
     """``nothing and (quantile(…) >= on(job) group_left() one)``: the right side can fail
     only on a duplicate job among ``one``; without one it is not evaluated, with one it is,
     and raises as Prometheus does."""
-    reads: list[str | None] = []
-    real = promql_select.windows
-
-    def counting(ctx, msel):  # type: ignore[no-untyped-def]
-        reads.append(msel.selector.name)
-        return real(ctx, msel)
-
-    monkeypatch.setattr(promql_functions, "windows", counting)
+    reads = _window_reads(monkeypatch)
     query = load("nothing and on(job) quantile_over_time(0.5, m[5m]) >= on(job) group_left() one")
     store = _store()
     store.set("one", make_labels({"job": "a"}), 0.5, 0.0)
@@ -201,14 +200,7 @@ def test_the_cheap_side_runs_first_when_the_other_fails_only_as_probed(
     shape of EngineDecodeBelowAnchor): the left side can fail only on a duplicate job among
     ``one`` (or ``two``). With the check empty the windows are not read; with a duplicate they
     are, and the error is raised as Prometheus (which evaluates both sides) raises it."""
-    reads: list[str | None] = []
-    real = promql_select.windows
-
-    def counting(ctx, msel):  # type: ignore[no-untyped-def]
-        reads.append(msel.selector.name)
-        return real(ctx, msel)
-
-    monkeypatch.setattr(promql_functions, "windows", counting)
+    reads = _window_reads(monkeypatch)
     query = load(
         "quantile_over_time(0.5, m[5m]) < on(job) group_left() one"
         " and on(job) max_over_time(m[5m]) >= on(job) group_left() two"
