@@ -344,6 +344,11 @@ def test_a_group_over_metrics_that_never_existed_runs_as_empty(
     assert m.evaluate_group(group, 10.0) == []
     assert read == []
     assert [(r.health, r.last_eval) for r in m.rule_status()] == [("ok", 10.0), ("ok", 10.0)]
+    s.set("other_metric", A, 1.0, 11.0)  # a new series, of a metric the group does not read
+    assert m.evaluate_group(group, 12.0) == []
+    assert m.evaluate_group(group, 14.0) == []
+    assert read == []
+    assert [r.last_eval for r in m.rule_status()] == [14.0, 14.0]
     s.set("xid_total", A, 1.0, 15.0)
     out = m.evaluate_group(group, 20.0)
     assert read

@@ -139,6 +139,7 @@ class RuleManager:
         self._touched = {}
         self._plans = {group: self._plan(group) for group in rule_set.groups}
         self._absent_names = {group: _absent_names(group) for group in rule_set.groups}
+        self._empty_at: dict[RuleGroup, int] = {}
         self._expansions = ev.Expansions()
         return gone
 
@@ -147,11 +148,17 @@ class RuleManager:
         while its metrics do not exist (promql_absent), none of them exists, and no rule holds
         an alert or a written series."""
         names = self._absent_names.get(group)
-        if names is None or self.store.has_any(names) or self._restore:
+        if names is None or self._restore:
+            return False
+        generation = self.store.generation  # moves when a series is created (none is removed)
+        if self._empty_at.get(group) == generation:
+            return True  # found so before, and evaluating the group then changed nothing
+        if self.store.has_any(names):
             return False
         for _, _, state in plan:
             if state.outputs.previous or (state.alerts is not None and len(state.alerts)):
                 return False
+        self._empty_at[group] = generation
         return True
 
     def _plan(self, group: RuleGroup) -> list[tuple[int, Rule, _RuleState]]:
