@@ -55,6 +55,7 @@ class Writer:
         self.fmt = fmt
         self.tz = tz
         self._iso: tuple[float, str] = (math.nan, "")  # the last time written, formatted
+        self._iso_json: tuple[float, str] = (math.nan, "")  # and as a JSON string
         self._lines: list[str] = []  # written in batches: one write per line costs more
         self._heads: dict[tuple[str, str], tuple[str, str]] = {}  # source, engine as JSON
 
@@ -76,6 +77,13 @@ class Writer:
         if at != last:
             text = iso(at, self.tz)
             self._iso = (at, text)
+        return text
+
+    def _at_json(self, at: float) -> str:
+        last, text = self._iso_json
+        if at != last:
+            text = _JSON.encode(self.iso(at))
+            self._iso_json = (at, text)
         return text
 
     def event(self, event: Event) -> None:
@@ -110,7 +118,7 @@ class Writer:
         src, eng = head
         members = f", {fields}" if fields else ""
         self._put(
-            f'{{"kind": "event", "at": {_JSON.encode(self.iso(at))}, "type": "{kind}", '
+            f'{{"kind": "event", "at": {self._at_json(at)}, "type": "{kind}", '
             f'"source": {src}, "line": {line}, "engine": {eng}{members}}}\n'
         )
 
