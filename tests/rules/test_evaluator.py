@@ -341,6 +341,13 @@ def test_a_group_over_metrics_that_never_existed_runs_as_empty(
         return real(ctx, msel)
 
     monkeypatch.setattr(promql_functions, "windows", counting)
+    real_spans = promql_select.spans
+
+    def counting_spans(ctx: Ctx, msel: MatrixSelector) -> Iterator[tuple[Series, int, int]]:
+        read.append(msel.selector.name)  # rate() and increase() read index ranges
+        return real_spans(ctx, msel)
+
+    monkeypatch.setattr(promql_functions, "spans", counting_spans)
     assert m.evaluate_group(group, 10.0) == []
     assert read == []
     assert [(r.health, r.last_eval) for r in m.rule_status()] == [("ok", 10.0), ("ok", 10.0)]

@@ -11,11 +11,14 @@ import struct
 from array import array
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from inferwatch.clock import FakeClock
 from inferwatch.rules import promql_functions, promql_select
 from inferwatch.rules.promql import EvalError, evaluate, load
 from inferwatch.rules.promql_absent import names_if_empty_without
+from inferwatch.rules.promql_ast import ValueType
 from inferwatch.rules.promql_cost import cost
 from inferwatch.rules.promql_safe import cannot_fail
 from inferwatch.rules.promql_select import _drop_markers
@@ -246,3 +249,51 @@ def test_drop_markers_matches_a_sample_by_sample_filter() -> None:
         got, want = _drop_markers(ts, vs), _reference(ts, vs)
         assert got[0] == want[0]
         assert got[1].tobytes() == want[1].tobytes()
+
+
+counter_steps = st.lists(
+    st.tuples(
+        st.sampled_from([5.0, 10.0, 10.0, 15.0, 60.0]),  # time since the last sample
+        st.sampled_from([0.0, 1.0, 2.5, 7.0, -4.0, -1000.0, math.nan, STALE_NAN]),  # change
+    ),
+    min_size=1,
+    max_size=40,
+)
+
+
+@settings(max_examples=200, deadline=None)
+@given(a=counter_steps, b=counter_steps)
+def test_rate_and_increase_read_in_place_as_the_general_path_would(
+    a: list[tuple[float, float]], b: list[tuple[float, float]]
+) -> None:
+    """``rate``/``increase`` read a window without NaN or drop in place (``Series.irregular``);
+    the result is the general path's to the bit: with resets, NaNs, markers and gaps."""
+    store = SeriesStore(FakeClock(0.0), retention_s=math.inf)
+    for job, steps in (("a", a), ("b", b)):
+        t, value = 0.0, 0.0
+        for gap, change in steps:
+            t += gap
+            if math.isnan(change):
+                store.set("c", make_labels({"job": job}), change, t)
+                continue
+            value = max(0.0, value + change) if change > -1000 else 0.0
+            store.set("c", make_labels({"job": job}), value, t)
+    texts = ("rate(c[1m])", "increase(c[2m])", "increase(c[30s])")
+    times = [float(t) for t in range(0, 700, 35)]
+
+    def results() -> list[list[tuple[object, str]]]:
+        queries = [load(text) for text in texts]
+        return [
+            sorted((s.labels, repr(s.value)) for s in evaluate(q, store, t))  # type: ignore[union-attr]
+            for q in queries
+            for t in times
+        ]
+
+    fast = results()
+    with pytest.MonkeyPatch.context() as patch:  # the general range-function path
+        for name in ("rate", "increase"):
+            general = promql_functions.FunctionSpec(
+                (ValueType.MATRIX,), promql_functions._range(name)
+            )
+            patch.setitem(promql_functions.FUNCTIONS, name, general)  # type: ignore[arg-type]
+        assert fast == results()

@@ -2,6 +2,9 @@ from __future__ import annotations
 
 import math
 
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
 from inferwatch.store.series import STALE_NAN, Kind, Series, is_stale
 
 
@@ -52,3 +55,39 @@ def test_last_real_skips_stale_marker() -> None:
     assert s.last_real() == (1, 5.0)
     last = s.last()
     assert last is not None and is_stale(last[1])
+
+
+ops = st.lists(
+    st.one_of(
+        st.tuples(
+            st.just("append"),
+            st.sampled_from([0.0, 0.0, 1.0, 5.0]),  # time step (0: the same time again)
+            st.sampled_from([1.0, 2.0, 0.0, -3.0, math.nan, STALE_NAN, 100.0]),
+        ),
+        st.tuples(st.just("trim"), st.integers(0, 40), st.just(0.0)),
+    ),
+    max_size=120,
+)
+
+
+@settings(max_examples=300, deadline=None)
+@given(ops=ops, restored=st.booleans())
+def test_irregular_covers_every_nan_and_every_drop(
+    ops: list[tuple[str, float, float]], restored: bool
+) -> None:
+    """After ``irregular`` no sample is NaN or lower than the one before it, whatever the
+    appends (same-time replacements included), trims and compactions, and for a series
+    restored from a snapshot."""
+    s = Series("m", (), Kind.COUNTER)
+    t = 0.0
+    for op, a, b in ops:
+        if op == "append":
+            t += a
+            s.append(t, b)
+        else:
+            s.trim(t - a)
+    if restored:
+        s = Series("m", (), Kind.COUNTER, False, s.ts, s.vs, s.start)
+    for i in range(s.irregular + 1, len(s.vs)):
+        assert not math.isnan(s.vs[i])
+        assert i == 0 or s.vs[i] >= s.vs[i - 1]

@@ -28,8 +28,16 @@ from inferwatch.rules.promql_gofloat import MATH, go_div, go_max, go_min
 from inferwatch.rules.promql_histogram import histogram_quantile
 from inferwatch.rules.promql_labelfn import absent_labels, label_joiner, label_replacer
 from inferwatch.rules.promql_rangefn import RANGE_FUNCTIONS, RangeInfo
-from inferwatch.rules.promql_select import instant, newest_in_range, range_bounds, windows
+from inferwatch.rules.promql_select import (
+    instant,
+    newest_in_range,
+    range_bounds,
+    spans,
+    window_of,
+    windows,
+)
 from inferwatch.rules.promql_types import PromQLError, Sample, Vector, check_unique
+from inferwatch.store.counters import extrapolate
 
 VectorBuilder = Callable[[Call, Compiler], VectorFn]
 ScalarBuilder = Callable[[Call, Compiler], ScalarFn]
@@ -65,6 +73,48 @@ def _string_arg(call: Call, i: int) -> str:
     if not isinstance(arg, StringLiteral):
         raise PromQLError(f"{call.func}(): argument {i + 1} must be a string literal")
     return arg.value
+
+
+def _counter_range(name: str) -> VectorBuilder:
+    """``rate``/``increase``: where no sample of a window is NaN or below the one before it
+    (``Series.irregular``), the reset-corrected increase is last minus first, read in place;
+    elsewhere the general path of :func:`_range` (markers dropped, resets bridged)."""
+    fn = RANGE_FUNCTIONS[name]
+    is_rate = name == "rate"
+
+    def build(call: Call, c: Compiler) -> VectorFn:
+        msel = _matrix_arg(call)
+        may_collide = msel.selector.name is None
+
+        def run(ctx: Ctx) -> Vector:
+            start, end = range_bounds(ctx, msel)
+            info: RangeInfo | None = None
+            out: Vector = []
+            for s, lo, hi in spans(ctx, msel):
+                if s.irregular < lo:
+                    if hi - lo < 2:
+                        continue
+                    ts, vs = s.ts, s.vs
+                    first = vs[lo]
+                    v: float | None = extrapolate(
+                        ts[lo], ts[hi - 1], first, vs[hi - 1] - first, hi - lo, start, end,
+                        is_counter=True, is_rate=is_rate,
+                    )  # fmt: skip
+                else:
+                    found = window_of(s, lo, hi)
+                    if found is None:
+                        continue
+                    info = info or RangeInfo(start, end, ctx.t)
+                    v = fn(*found, info)
+                if v is not None:
+                    out.append(Sample("", s.labels, v))
+            if may_collide:
+                check_unique(out)
+            return out
+
+        return run
+
+    return build
 
 
 def _range(name: str, *, keep_name: bool = False) -> VectorBuilder:
@@ -291,6 +341,7 @@ _MATRIX_ONLY = [
 
 FUNCTIONS: Final[Mapping[str, FunctionSpec]] = {
     **{name: FunctionSpec((M,), vector=_range(name)) for name in _MATRIX_ONLY},
+    **{name: FunctionSpec((M,), vector=_counter_range(name)) for name in ("rate", "increase")},
     "last_over_time": FunctionSpec((M,), vector=_last_over_time),
     "quantile_over_time": FunctionSpec((S, M), vector=_range("quantile_over_time")),
     "predict_linear": FunctionSpec((M, S), vector=_range("predict_linear")),

@@ -7,7 +7,7 @@ no function ever sees one; a window is scanned for them only when its sum is NaN
 from __future__ import annotations
 
 from array import array
-from bisect import bisect_right
+from bisect import bisect_left, bisect_right
 from collections.abc import Iterator
 from math import isnan
 
@@ -72,25 +72,39 @@ def _drop_markers(ts: array[float], vs: array[float]) -> tuple[array[float], arr
     return out_ts, out_vs
 
 
-def windows(ctx: Ctx, msel: MatrixSelector) -> Iterator[tuple[Series, array[float], array[float]]]:
-    """Each matching series with its samples in range (markers skipped); empty ones omitted."""
+def spans(ctx: Ctx, msel: MatrixSelector) -> Iterator[tuple[Series, int, int]]:
+    """Each matching series with the index range ``[lo, hi)`` of its samples in range (markers
+    not yet skipped: see :func:`windows`); series with none omitted."""
     end = ref_time(ctx, msel.selector)
     start = end - msel.range
     left_open = ctx.options.left_open
     for s in ctx.cache.series(ctx.store, msel.selector):
-        ts, vs = s.window(start, end)
+        ts = s.ts
+        lo = bisect_left(ts, start, s.start)
+        hi = bisect_right(ts, end, lo)
+        if left_open and lo < hi and ts[lo] == start:
+            lo += 1
+        if lo < hi:
+            yield s, lo, hi
+
+
+def window_of(s: Series, lo: int, hi: int) -> tuple[array[float], array[float]] | None:
+    """The samples ``[lo, hi)`` of ``s`` with staleness markers skipped; None if only markers."""
+    ts, vs = s.ts[lo:hi], s.vs[lo:hi]
+    # A NaN somewhere (maybe a staleness marker) is possible only up to ``irregular``.
+    if s.irregular >= lo and isnan(sum(vs)):
+        ts, vs = _drop_markers(ts, vs)
         if not ts:
-            continue
-        if left_open and ts[0] == start:
-            ts, vs = ts[1:], vs[1:]
-            if not ts:
-                continue
-        total = sum(vs)
-        if isnan(total):  # a NaN somewhere: maybe a staleness marker
-            ts, vs = _drop_markers(ts, vs)
-            if not ts:
-                continue
-        yield s, ts, vs
+            return None
+    return ts, vs
+
+
+def windows(ctx: Ctx, msel: MatrixSelector) -> Iterator[tuple[Series, array[float], array[float]]]:
+    """Each matching series with its samples in range (markers skipped); empty ones omitted."""
+    for s, lo, hi in spans(ctx, msel):
+        found = window_of(s, lo, hi)
+        if found is not None:
+            yield s, *found
 
 
 def range_bounds(ctx: Ctx, msel: MatrixSelector) -> tuple[float, float]:

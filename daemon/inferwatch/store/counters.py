@@ -49,12 +49,32 @@ def extrapolated_delta(
     if n < 2:
         return None
     result = reset_corrected_increase(vs) if is_counter else vs[-1] - vs[0]
-    to_start = ts[0] - range_start
-    to_end = range_end - ts[-1]
-    sampled = ts[-1] - ts[0]
+    return extrapolate(
+        ts[0], ts[-1], vs[0], result, n, range_start, range_end,
+        is_counter=is_counter, is_rate=is_rate,
+    )  # fmt: skip
+
+
+def extrapolate(
+    first_t: float,
+    last_t: float,
+    first_v: float,
+    result: float,
+    n: int,
+    range_start: float,
+    range_end: float,
+    *,
+    is_counter: bool,
+    is_rate: bool,
+) -> float:
+    """The second half of :func:`extrapolated_delta`: ``result`` (the window's increase or
+    delta) over ``n >= 2`` samples from ``first_t`` to ``last_t``, extended to the range."""
+    to_start = first_t - range_start
+    to_end = range_end - last_t
+    sampled = last_t - first_t
     avg = sampled / (n - 1)
-    if is_counter and result > 0 and vs[0] >= 0:
-        to_zero = sampled * (vs[0] / result)  # this grouping, as Prometheus: last-bit parity
+    if is_counter and result > 0 and first_v >= 0:
+        to_zero = sampled * (first_v / result)  # this grouping, as Prometheus: last-bit parity
         to_start = min(to_start, to_zero)
     threshold = avg * 1.1
     extended = sampled

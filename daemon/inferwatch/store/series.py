@@ -42,6 +42,13 @@ class Series:
     ts: array[float] = field(default_factory=lambda: array("d"))
     vs: array[float] = field(default_factory=lambda: array("d"))
     start: int = 0
+    #: No sample after this index is NaN (a staleness marker included) or lower than the one
+    #: before it (a counter reset): a range read starting later needs no scan for either.
+    irregular: int = -1
+
+    def __post_init__(self) -> None:
+        if self.ts:  # samples given whole (a snapshot): nothing is known about them
+            self.irregular = len(self.ts) - 1
 
     def __len__(self) -> int:
         return len(self.ts) - self.start
@@ -55,7 +62,13 @@ class Series:
                 return False
             if t == last:
                 self.vs[n - 1] = v
+                if not v >= self.vs[n - 2] if n > 1 else math.isnan(v):
+                    self.irregular = n - 1
                 return True
+            if not v >= self.vs[n - 1]:  # lower, or NaN on either side
+                self.irregular = n
+        elif math.isnan(v):
+            self.irregular = n
         self.ts.append(t)
         self.vs.append(v)
         return True
@@ -79,6 +92,7 @@ class Series:
         if self.start > 64 and self.start * 2 > len(self.ts):
             del self.ts[: self.start]
             del self.vs[: self.start]
+            self.irregular = max(self.irregular - self.start, -1)
             self.start = 0
 
     def window(self, start: float, end: float) -> tuple[array[float], array[float]]:
