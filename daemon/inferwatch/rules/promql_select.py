@@ -1,7 +1,9 @@
 """Reading samples: the instant lookback and range windows, straight off the store's arrays.
 
 Which series to read comes from :mod:`promql_index`. Staleness markers are skipped here, once, so
-no function ever sees one; a window is scanned for them only when its sum is NaN.
+no function ever sees one; a window is scanned for them only when it may hold a NaN
+(``Series.irregular``) and its sum is NaN. :func:`spans` gives index ranges, for functions that
+read a window in place (``rate`` and ``increase`` of a window without reset).
 """
 
 from __future__ import annotations
