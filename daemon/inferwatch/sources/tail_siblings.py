@@ -268,8 +268,8 @@ class SiblingTracker:
         and forgetting it would make it "unknown", then re-read, at the next scan. So only
         scans during which the directory did not change count, and it takes several. A pending
         checkpoint record forgotten that way counts as expired."""
-        gone = [key for key, entry in self.seen.items() if entry.slot == slot]
-        gone += [key for key, record in self.pending.items() if record.path == slot]
+        gone = {key for key, entry in self.seen.items() if entry.slot == slot}
+        gone |= {key for key, record in self.pending.items() if record.path == slot}
         for key in gone:
             if key in present:
                 self._misses.pop(key, None)
