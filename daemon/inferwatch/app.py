@@ -183,9 +183,8 @@ class Daemon:
             log.error("final snapshot failed", error=repr(exc))
         if self.server is not None:
             await self.server.stop()
-        self.rules.sink = (
-            None  # evaluations still queued on the loop must not reach a closed outbox
-        )
+        # evaluations still queued on the loop must not reach a closed outbox
+        self.rules.sink = None
         if self.notify is not None:
             await self.notify.close()
         self.watcher.stop(timeout=0.5)

@@ -25,7 +25,7 @@ from inferwatch.parsers.engine import parse_engine_line
 from inferwatch.parsers.engine_precheck import bystander
 from inferwatch.parsers.engine_records import EngineRecord
 from inferwatch.parsers.engine_time import engine_time
-from inferwatch.replay.engine_scan import PARALLEL_FROM, cut_parts, spans_in
+from inferwatch.replay.engine_scan import PARALLEL_FROM, cut_parts, numbered, spans_in
 from inferwatch.replay.output import fields_json
 
 PART_BYTES = 8 << 20  # a part per this many bytes (at least one per worker)
@@ -192,11 +192,5 @@ def _yield() -> None:
 
 def _numbered(results: Iterator[PartResult] | list[PartResult]) -> Iterator[Hit]:
     """File line numbers; a line taken twice (context running into the next part) once."""
-    line_base, last = 1, 0
-    for hits, lines in results:
-        for index, record, at, rendered in hits:
-            number = line_base + index
-            if number > last:
-                last = number
-                yield number, record, at, rendered
-        line_base += lines
+    for number, (_, record, at, rendered) in numbered(results):
+        yield number, record, at, rendered

@@ -15,10 +15,11 @@ import mmap
 import multiprocessing
 import os
 from bisect import bisect_left
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator, Sequence
 from concurrent.futures import ProcessPoolExecutor
 from itertools import pairwise
 from pathlib import Path
+from typing import Any, TypeVar
 
 import re2
 
@@ -29,6 +30,7 @@ PARALLEL_FROM = 32 << 20
 CONTEXT_LINES = 64  # at most this many lines taken after one hit
 _INDENT = (b" ", b"\t")  # smaller files are scanned in this process
 Span = tuple[int, int, int]  # (line index in its part, line start, line end)
+Item = TypeVar("Item", bound=tuple[Any, ...])  # a part's item: its line index first
 
 
 def _scan_part(path: str, start: int, end: int) -> tuple[list[Span], int]:
@@ -118,11 +120,19 @@ def anchor_lines(path: Path, workers: int | None = None) -> Iterator[tuple[int, 
             with ProcessPoolExecutor(len(parts), mp_context=context) as pool:
                 futures = [pool.submit(_scan_part, str(path), a, b) for a, b in parts]
                 results = [f.result() for f in futures]
-        line_base, last = 1, 0
-        for spans, lines in results:
-            for index, a, b in spans:
-                number = line_base + index
-                if number > last:
-                    last = number
-                    yield number, mm[a:b]
-            line_base += lines
+        for number, (_, a, b) in numbered(results):
+            yield number, mm[a:b]
+
+
+def numbered(parts: Iterable[tuple[Sequence[Item], int]]) -> Iterator[tuple[int, Item]]:
+    """File line numbers (1-based) for the items of each part's ``(items, lines in the part)``,
+    in order; an item's first member is its line's index within its part. A line taken twice
+    (context running into the next part) comes once."""
+    line_base, last = 1, 0
+    for items, lines in parts:
+        for item in items:
+            number = line_base + item[0]
+            if number > last:
+                last = number
+                yield number, item
+        line_base += lines

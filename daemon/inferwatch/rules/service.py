@@ -128,11 +128,8 @@ class RuleService:
         for name, labels in changed:
             for group in self.manager.rules_reading(name):
                 touched = self.manager.touched(group, name, labels)
-                if touched is None or plan.get(group, set()) is None:
-                    plan[group] = None
-                else:
-                    plan.setdefault(group, set())
-                    plan[group] |= touched  # type: ignore[operator]
+                so_far = plan.get(group, set())
+                plan[group] = None if touched is None or so_far is None else so_far | touched
         now = self.clock.time()
         ordered = [g for g in self.manager.rule_set.groups if g in plan]
 
