@@ -14,9 +14,9 @@ import time
 from pathlib import Path
 
 from inferwatch.clock import FakeClock
+from inferwatch.labels import make_labels
 from inferwatch.rules.evaluator import RuleManager
 from inferwatch.rules.loader import load_rule_files
-from inferwatch.store.labels import make_labels
 from inferwatch.store.tsdb import SeriesStore
 
 EXPRS = (

@@ -19,34 +19,34 @@ from typing import Any
 
 from inferwatch import __version__
 from inferwatch.alerts.model import AlertTransition
-from inferwatch.bus import Bus
 from inferwatch.clock import SYSTEM_CLOCK, Clock
 from inferwatch.config.loader import load_config
 from inferwatch.config.models import Config
 from inferwatch.config.types import split_listen
-from inferwatch.dispatch import Dispatcher
 from inferwatch.errors import ConfigError
 from inferwatch.export.collector import StoreCollector
 from inferwatch.export.server import ExportServer, build_registry
 from inferwatch.logsetup import get_logger
 from inferwatch.model import Event
-from inferwatch.notify.digest import DigestService
+from inferwatch.notify.digest.schedule import DigestService
 from inferwatch.notify.service import SILENCES_FILE, NotifyService
 from inferwatch.notify.silence import Silences
 from inferwatch.notify.silence_api import SilenceAPI
+from inferwatch.pipeline.bus import Bus
+from inferwatch.pipeline.dispatch import Dispatcher
+from inferwatch.pipeline.registry import BuildContext, Built, build_all
+from inferwatch.pipeline.supervisor import Supervisor
+from inferwatch.pipeline.telemetry import Telemetry
 from inferwatch.rules.service import RuleService, default_external_labels
 from inferwatch.runtime.blocking import BlockingPool
 from inferwatch.runtime.live_scheduler import LiveScheduler
 from inferwatch.runtime.sdnotify import Notifier
-from inferwatch.runtime.supervisor import Supervisor
 from inferwatch.runtime.watch import FileWatcher, Subscription
 from inferwatch.sources.base import Checkpointed
-from inferwatch.sources.registry import BuildContext, Built, build_all
 from inferwatch.statedir import EVENTS_FILE, SNAPSHOT_FILE
 from inferwatch.store import snapshot
 from inferwatch.store.events import EventLog
 from inferwatch.store.tsdb import SeriesStore
-from inferwatch.telemetry import Telemetry
 
 log = get_logger(__name__)
 TICK_S = 1.0

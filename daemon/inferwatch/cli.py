@@ -210,13 +210,13 @@ def cmd_status(args: argparse.Namespace) -> int:
 
 
 def cmd_test_rules(args: argparse.Namespace) -> int:
-    from inferwatch.rules.testrunner import main as run_rule_tests
+    from inferwatch.promtool.runner import main as run_rule_tests
 
     return run_rule_tests(args.files)
 
 
 def cmd_export(args: argparse.Namespace) -> int:
-    from inferwatch.rules.export import ExportError, export_prometheus_rules
+    from inferwatch.promtool.export import ExportError, export_prometheus_rules
 
     try:
         text = export_prometheus_rules()

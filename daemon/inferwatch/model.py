@@ -6,7 +6,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from inferwatch.store.labels import Labels
+from inferwatch.labels import Labels
 from inferwatch.store.series import Kind
 
 Ack = Callable[[], None]

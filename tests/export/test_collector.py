@@ -7,7 +7,7 @@ from prometheus_client import generate_latest
 from inferwatch.clock import FakeClock
 from inferwatch.export.collector import StoreCollector
 from inferwatch.export.server import build_registry
-from inferwatch.store.labels import make_labels
+from inferwatch.labels import make_labels
 from inferwatch.store.series import Kind
 from inferwatch.store.tsdb import SeriesStore
 

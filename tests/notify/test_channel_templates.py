@@ -16,6 +16,14 @@ from structlog.testing import capture_logs
 from test_channel_wecom import OK as WECOM_OK
 from test_channel_wecom import Robot, send
 
+from inferwatch.gotemplate.templates import (
+    TemplateData,
+    TemplateExecError,
+    compile_notification_template,
+    compile_template,
+    expand,
+    expand_notification,
+)
 from inferwatch.notify.channels import bark, build, ntfy, telegram, wecom
 from inferwatch.notify.channels.common import (
     ChatOptions,
@@ -27,14 +35,6 @@ from inferwatch.notify.channels.console import ConsoleNotifier
 from inferwatch.notify.channels.templating import MessageTemplates, render_message, template_data
 from inferwatch.notify.message import render
 from inferwatch.notify.retry import OutcomeKind
-from inferwatch.rules.templates import (
-    TemplateData,
-    TemplateExecError,
-    compile_notification_template,
-    compile_template,
-    expand,
-    expand_notification,
-)
 
 FIRING: dict[str, Any] = {
     "status": "firing",

@@ -8,12 +8,12 @@ import pytest
 from inferwatch.alerts.model import Alert, AlertState
 from inferwatch.clock import FakeClock
 from inferwatch.config.alertmanager import Route, TimeInterval
+from inferwatch.labels import Labels, make_labels
 from inferwatch.notify.group import Flush, Grouper, repeat_interval
 from inferwatch.notify.route import RouteNode, build_tree
 from inferwatch.notify.stages import mute_check
 from inferwatch.notify.timeintervals import load_intervals
 from inferwatch.rules.ruleset import RuleKey
-from inferwatch.store.labels import Labels, make_labels
 
 KEY = RuleKey("r.yaml", "g", "A", "x > 0", ())
 T0 = 1_700_000_000.0

@@ -4,10 +4,10 @@ import pytest
 
 from inferwatch.alerts.model import Alert, AlertState
 from inferwatch.config.alertmanager import InhibitRule
+from inferwatch.labels import make_labels
 from inferwatch.notify.inhibit import Inhibitor
 from inferwatch.notify.stages import Muter
 from inferwatch.rules.ruleset import RuleKey
-from inferwatch.store.labels import make_labels
 
 KEY = RuleKey("r.yaml", "g", "A", "x > 0", ())
 

@@ -2,6 +2,7 @@ from __future__ import annotations
 
 import pytest
 
+from inferwatch.labels import MatchOp, make_labels
 from inferwatch.notify.matchers import (
     MatcherError,
     format_matchers,
@@ -10,7 +11,6 @@ from inferwatch.notify.matchers import (
     parse_matcher,
     parse_matchers,
 )
-from inferwatch.store.labels import MatchOp, make_labels
 
 
 @pytest.mark.parametrize(

@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 
 from inferwatch.alerts.model import Alert, AlertState
+from inferwatch.labels import make_labels
 from inferwatch.notify.payload import (
     ZERO_TIME,
     postable_from_alerts,
@@ -14,7 +15,6 @@ from inferwatch.notify.payload import (
     without_resolved,
 )
 from inferwatch.rules.ruleset import RuleKey
-from inferwatch.store.labels import make_labels
 
 T0 = 1_788_228_007.0  # 2026-09-01T02:00:07Z
 RULE = RuleKey("r.yaml", "g", "EngineDown", "up == 0", ())

@@ -10,8 +10,8 @@ import yaml
 
 from inferwatch.config.alertmanager import Route
 from inferwatch.config.models import DEFAULT_ROUTE
+from inferwatch.labels import make_labels
 from inferwatch.notify.route import RouteError, build_tree
-from inferwatch.store.labels import make_labels
 
 TREE: dict[str, Any] = {
     "receiver": "default",

@@ -8,9 +8,9 @@ from pathlib import Path
 from inferwatch.alerts.model import Alert, AlertState, AlertTransition
 from inferwatch.clock import FakeClock
 from inferwatch.config.loader import parse_config
+from inferwatch.labels import make_labels
 from inferwatch.notify.service import NotifyService
 from inferwatch.rules.ruleset import RuleKey
-from inferwatch.store.labels import make_labels
 from inferwatch.store.tsdb import SeriesStore
 
 

@@ -9,6 +9,7 @@ import pytest
 
 from inferwatch.clock import FakeClock
 from inferwatch.config.models import SilenceFile
+from inferwatch.labels import make_labels
 from inferwatch.notify.matchers import parse_list
 from inferwatch.notify.silence import (
     FlagFile,
@@ -19,7 +20,6 @@ from inferwatch.notify.silence import (
     SilenceState,
 )
 from inferwatch.notify.stages import Muter
-from inferwatch.store.labels import make_labels
 
 T0 = 1_700_000_000.0
 MAIN = make_labels({"alertname": "EngineDown", "engine": "main"})

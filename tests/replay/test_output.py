@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from inferwatch.derive.engine_log import engine_line_event
+from inferwatch.derive.engine.log import engine_line_event
 from inferwatch.parsers.engine import parse_engine_line
 from inferwatch.replay.output import Writer, fields_json
 

@@ -17,8 +17,8 @@ from pathlib import Path
 import pytest
 
 from conftest import require_tool
-from inferwatch.rules.testfile import load_test_file
-from inferwatch.rules.testrunner import main as run_rule_tests
+from inferwatch.promtool.runner import main as run_rule_tests
+from inferwatch.promtool.testfile import load_test_file
 
 HERE = Path(__file__).parent / "alert_parity"
 PASSING = sorted(HERE.glob("*.test.yaml"))

@@ -10,11 +10,12 @@ import pytest
 
 from inferwatch.alerts.model import AlertState
 from inferwatch.clock import FakeClock
-from inferwatch.rules import promql_functions, promql_select
+from inferwatch.promql import functions as promql_functions
+from inferwatch.promql import select as promql_select
+from inferwatch.promql.ast import MatrixSelector
+from inferwatch.promql.context import Ctx
 from inferwatch.rules.evaluator import RuleManager
 from inferwatch.rules.loader import load_rule_text
-from inferwatch.rules.promql_ast import MatrixSelector
-from inferwatch.rules.promql_context import Ctx
 from inferwatch.rules.ruleset import RuleSet
 from inferwatch.store.series import Series, is_stale
 from inferwatch.store.tsdb import SeriesStore

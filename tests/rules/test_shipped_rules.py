@@ -15,10 +15,10 @@ import pytest
 import yaml
 
 from conftest import REPO, require_tool
+from inferwatch.promtool.runner import main as run_rule_tests
+from inferwatch.promtool.testfile import load_test_file
 from inferwatch.rules.loader import load_rule_files
 from inferwatch.rules.ruleset import AlertingRule
-from inferwatch.rules.testfile import load_test_file
-from inferwatch.rules.testrunner import main as run_rule_tests
 
 RULES = sorted((REPO / "rules").glob("*.yaml"))
 TESTS = sorted((Path(__file__).parent / "shipped").glob("*.test.yaml"))

@@ -27,10 +27,11 @@ from conftest import REPO, wait_until
 from inferwatch.clock import FakeClock
 from inferwatch.config.loader import parse_config
 from inferwatch.config.models import EngineConfig
-from inferwatch.derive.engine_names import DECODE, MAL
+from inferwatch.derive.engine.names import DECODE, MAL
 from inferwatch.errors import NoData
-from inferwatch.ingest.engine import EngineIngest
 from inferwatch.model import Event, Record
+from inferwatch.pipeline.engine import EngineIngest
+from inferwatch.pipeline.registry import BuildContext, build_engines
 from inferwatch.runtime.blocking import BlockingPool
 from inferwatch.sources.docker_logs import (
     DockerLogsFailed,
@@ -39,7 +40,6 @@ from inferwatch.sources.docker_logs import (
     digest,
     stamp_ns,
 )
-from inferwatch.sources.registry import BuildContext, build_engines
 from inferwatch.store.events import EventLog
 from inferwatch.store.tsdb import SeriesStore
 from sources.run_source import collect

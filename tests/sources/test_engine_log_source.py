@@ -48,8 +48,8 @@ def test_missing_log_is_no_data_then_followed(tmp_path: Path) -> None:
 
 
 def test_tailer_numbers_and_file_health_become_metrics(tmp_path: Path) -> None:
-    from inferwatch.sources.tail_metrics import tail_tick
-    from inferwatch.store.labels import make_labels
+    from inferwatch.labels import make_labels
+    from inferwatch.pipeline.tail_metrics import tail_tick
     from inferwatch.store.tsdb import SeriesStore
 
     path = tmp_path / "pipeline.log"

@@ -23,8 +23,8 @@ import pytest
 
 from conftest import REPO, wait_until
 from inferwatch.clock import FakeClock
-from inferwatch.derive.kernel_effects import KernelInput
-from inferwatch.derive.kernel_pipeline import KernelPipeline
+from inferwatch.derive.kernel.effects import KernelInput
+from inferwatch.derive.kernel.pipeline import KernelPipeline
 from inferwatch.errors import NoData
 from inferwatch.model import Event, Gap, Record
 from inferwatch.sources.journald import (

@@ -18,13 +18,13 @@ import pytest
 
 from conftest import free_port
 from inferwatch.clock import FakeClock
-from inferwatch.derive import engine_names as n
 from inferwatch.derive.effects import GaugeSet
-from inferwatch.derive.engine_metrics import EngineMetricsDeriver
+from inferwatch.derive.engine import names as n
+from inferwatch.derive.engine.metrics import EngineMetricsDeriver
+from inferwatch.labels import make_labels
 from inferwatch.model import LineRecord
 from inferwatch.parsers.promtext import parse_exposition
 from inferwatch.sources.scrape import ScrapeError, ScrapeSource, ScrapeStatus
-from inferwatch.store.labels import make_labels
 
 FIXTURES = Path(__file__).resolve().parents[1] / "fixtures" / "engine"
 E0 = make_labels({"engine": "vllm", "dp_rank": "0"})

@@ -3,9 +3,9 @@ from __future__ import annotations
 from pathlib import Path
 
 from inferwatch.clock import FakeClock
+from inferwatch.labels import make_labels
 from inferwatch.store import snapshot
 from inferwatch.store.counters import extrapolated_delta
-from inferwatch.store.labels import make_labels
 from inferwatch.store.tsdb import SeriesStore
 
 

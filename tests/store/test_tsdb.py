@@ -3,7 +3,7 @@ from __future__ import annotations
 import itertools
 
 from inferwatch.clock import FakeClock
-from inferwatch.store.labels import Matcher, make_labels
+from inferwatch.labels import Matcher, make_labels
 from inferwatch.store.series import Kind
 from inferwatch.store.tsdb import SeriesStore
 

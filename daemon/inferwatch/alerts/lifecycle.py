@@ -23,8 +23,8 @@ from dataclasses import dataclass
 from typing import NamedTuple
 
 from inferwatch.alerts.model import Alert, AlertState, AlertTransition, Annotations
+from inferwatch.labels import Labels
 from inferwatch.rules.ruleset import RuleKey
-from inferwatch.store.labels import Labels
 
 RESOLVED_RETENTION_S = 900.0
 

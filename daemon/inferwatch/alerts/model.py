@@ -15,8 +15,8 @@ from dataclasses import dataclass
 from enum import StrEnum
 from typing import Any
 
+from inferwatch.labels import Labels
 from inferwatch.rules.ruleset import RuleKey
-from inferwatch.store.labels import Labels
 
 ALERTNAME = "alertname"
 

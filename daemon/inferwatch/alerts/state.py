@@ -21,8 +21,8 @@ from dataclasses import dataclass, replace
 from typing import Any
 
 from inferwatch.alerts.model import Alert, AlertState
+from inferwatch.labels import make_labels
 from inferwatch.rules.ruleset import RuleKey
-from inferwatch.store.labels import make_labels
 
 VERSION = 1
 FOR_OUTAGE_TOLERANCE_S = 3600.0

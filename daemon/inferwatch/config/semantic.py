@@ -65,7 +65,7 @@ def _channel(key: str, entry: dict[str, object]) -> object:
 def _digest_problems(config: Config, located: Located, name: str) -> list[Problem]:
     """A digest needs a cron expression and a zone APScheduler accepts, a known receiver (or a
     root route receiver to fall back on) and a name of its own (it names the scheduler job)."""
-    from inferwatch.notify.digest import cron_trigger, digest_zone
+    from inferwatch.notify.digest.schedule import cron_trigger, digest_zone
 
     problems: list[Problem] = []
 

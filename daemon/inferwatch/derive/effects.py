@@ -10,8 +10,8 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import NamedTuple
 
+from inferwatch.labels import Labels
 from inferwatch.model import Event
-from inferwatch.store.labels import Labels
 from inferwatch.store.tsdb import SeriesStore
 
 

@@ -18,8 +18,8 @@ from dataclasses import dataclass, field
 
 from inferwatch.alerts.model import Alert, AlertState
 from inferwatch.config.types import parse_duration
+from inferwatch.labels import Labels
 from inferwatch.notify.route import RouteNode
-from inferwatch.store.labels import Labels
 
 Muted = Callable[[RouteNode, Alert], bool]
 """Whether an alert is muted on a route at flush time (silence, inhibition, quiet hours)."""

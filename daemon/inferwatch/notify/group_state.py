@@ -14,9 +14,9 @@ import json
 from typing import Any
 
 from inferwatch.alerts.model import Alert, AlertState
+from inferwatch.labels import make_labels
 from inferwatch.notify.group import Group, Grouper
 from inferwatch.rules.ruleset import RuleKey
-from inferwatch.store.labels import make_labels
 
 STATE_NAME = "groups"
 VERSION = 1

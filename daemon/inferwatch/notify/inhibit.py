@@ -15,8 +15,8 @@ from dataclasses import dataclass
 
 from inferwatch.alerts.model import Alert, AlertState
 from inferwatch.config.alertmanager import InhibitRule
+from inferwatch.labels import Labels, Matcher, label_value
 from inferwatch.notify.matchers import matches, parse_list
-from inferwatch.store.labels import Labels, Matcher, label_value
 
 
 @dataclass(frozen=True, slots=True)

@@ -1,4 +1,4 @@
-"""Alertmanager's matcher syntax, parsed into :class:`~inferwatch.store.labels.Matcher`.
+"""Alertmanager's matcher syntax, parsed into :class:`~inferwatch.labels.Matcher`.
 
 Routes, inhibit rules, silences and maintenance files all name alerts with the strings users
 already write for Alertmanager (``severity="critical"``, ``engine=~"main|aux"``, ``gpu!=3``), so
@@ -11,7 +11,7 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable
 
-from inferwatch.store.labels import Labels, Matcher, MatchOp, label_value
+from inferwatch.labels import Labels, Matcher, MatchOp, label_value
 
 _NAME = re.compile(r"[a-zA-Z_][a-zA-Z0-9_]*")
 _OPS = ("=~", "!~", "!=", "=")  # two-character operators first

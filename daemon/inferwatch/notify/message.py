@@ -40,7 +40,8 @@ TEXTS: dict[str, dict[str, str]] = {
            "status": "状态页", "dashboard": "仪表盘", "runbook": "处理手册"},
 }  # fmt: skip
 DIGEST = "InferwatchDigest"
-"""The scheduled summary's alert name (notify/digest.py): its description is multi-line text."""
+"""The scheduled summary's alert name (notify/digest/schedule.py): its description is
+multi-line text."""
 _PARTIAL = re.compile(r"&[#a-zA-Z0-9]*$|<[^>]*$")
 
 

@@ -13,8 +13,8 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 
 from inferwatch.config.alertmanager import Route
+from inferwatch.labels import Labels, Matcher
 from inferwatch.notify.matchers import format_matchers, matches, parse_list
-from inferwatch.store.labels import Labels, Matcher
 
 DEFAULT_GROUP_WAIT = 30.0
 DEFAULT_GROUP_INTERVAL = 300.0

@@ -18,6 +18,7 @@ from inferwatch.alerts.model import AlertTransition
 from inferwatch.clock import Clock
 from inferwatch.config.alertmanager import Route
 from inferwatch.config.models import Config
+from inferwatch.labels import make_labels
 from inferwatch.logsetup import get_logger
 from inferwatch.notify import group_state
 from inferwatch.notify.channels import Notifier, build
@@ -37,7 +38,6 @@ from inferwatch.notify.stages import mute_check
 from inferwatch.notify.timeintervals import hold_until, load_intervals
 from inferwatch.redact import redact
 from inferwatch.store.histogram import describe_histogram, observe
-from inferwatch.store.labels import make_labels
 from inferwatch.store.series import Kind
 from inferwatch.store.sqlite import move_aside
 from inferwatch.store.tsdb import SeriesStore

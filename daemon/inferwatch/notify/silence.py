@@ -20,8 +20,8 @@ from pathlib import Path
 from typing import Any
 
 from inferwatch.config.models import SilenceFile
+from inferwatch.labels import Labels, Matcher, MatchOp
 from inferwatch.notify.matchers import matches, parse_list
-from inferwatch.store.labels import Labels, Matcher, MatchOp
 from inferwatch.store.snapshot import write_atomic
 
 RETENTION = 5 * 86400.0

@@ -20,11 +20,11 @@ from typing import Any
 
 from inferwatch.clock import SYSTEM_CLOCK, Clock
 from inferwatch.config.types import parse_duration
+from inferwatch.labels import Matcher, valid_label_name
 from inferwatch.logsetup import get_logger
 from inferwatch.notify.matchers import format_matchers, parse_list
 from inferwatch.notify.payload import rfc3339
 from inferwatch.notify.silence import Silence, SilenceError, Silences
-from inferwatch.store.labels import Matcher, valid_label_name
 
 log = get_logger(__name__)
 _OPS = {(False, True): "=", (False, False): "!=", (True, True): "=~", (True, False): "!~"}

@@ -12,10 +12,10 @@ from collections.abc import Iterable, Mapping
 from typing import Protocol
 
 from inferwatch.alerts.model import Alert
+from inferwatch.labels import Labels
 from inferwatch.notify.group import Muted
 from inferwatch.notify.route import RouteNode
 from inferwatch.notify.timeintervals import Interval, route_muted
-from inferwatch.store.labels import Labels
 
 
 class Muter(Protocol):

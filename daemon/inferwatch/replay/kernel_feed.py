@@ -4,10 +4,10 @@ replay never loads the Xid catalogue, the correlator and the kernel pipeline).""
 from __future__ import annotations
 
 from inferwatch.derive.effects import Effect
-from inferwatch.derive.kernel_effects import KernelInput
-from inferwatch.derive.kernel_pipeline import KernelPipeline, PipelineSettings
-from inferwatch.ingest.kernel import describe_kernel_metrics
+from inferwatch.derive.kernel.effects import KernelInput
+from inferwatch.derive.kernel.pipeline import KernelPipeline, PipelineSettings
 from inferwatch.parsers.kernel import KernelLine
+from inferwatch.pipeline.kernel import describe_kernel_metrics
 from inferwatch.replay.timeline import TimedRecord
 from inferwatch.store.tsdb import SeriesStore
 

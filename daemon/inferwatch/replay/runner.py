@@ -17,10 +17,11 @@ from typing import TYPE_CHECKING, Any
 from inferwatch.alerts.model import AlertState, AlertTransition
 from inferwatch.clock import FakeClock
 from inferwatch.derive.effects import Effect, apply
-from inferwatch.derive.engine_busy import BusyPeriods
-from inferwatch.derive.engine_log import engine_line_event
-from inferwatch.derive.engine_names import ANCHOR, MIN_MAL, describe_engine_metrics
-from inferwatch.derive.engine_pipeline import EngineLogPipeline
+from inferwatch.derive.engine.busy import BusyPeriods
+from inferwatch.derive.engine.log import engine_line_event
+from inferwatch.derive.engine.names import ANCHOR, MIN_MAL, describe_engine_metrics
+from inferwatch.derive.engine.pipeline import EngineLogPipeline
+from inferwatch.labels import Labels, make_labels
 from inferwatch.model import Event
 from inferwatch.parsers.engine_records import EngineRecord as EngineRecordTypes
 from inferwatch.replay.output import Writer, busy_text, iso
@@ -33,11 +34,10 @@ from inferwatch.replay.timeline import (
 from inferwatch.rules.evaluator import RuleManager
 from inferwatch.rules.ruleset import RuleGroup, RuleSet
 from inferwatch.runtime.scheduler import VirtualScheduler
-from inferwatch.store.labels import Labels, make_labels
 from inferwatch.store.tsdb import SeriesStore
 
 if TYPE_CHECKING:
-    from inferwatch.derive.kernel_pipeline import KernelPipeline
+    from inferwatch.derive.kernel.pipeline import KernelPipeline
 
 DEFAULT_THRESHOLDS = (90.0, 2.4)  # engines[].decode_anchor, engines[].anchor_min_mal defaults
 MAX_GAP_S = 25 * 3600.0  # longer than any rule range shipped (24 h baselines)

@@ -15,10 +15,10 @@ from __future__ import annotations
 import struct
 from dataclasses import dataclass
 
+from inferwatch.labels import Labels
+from inferwatch.promql.engine import Vector
 from inferwatch.rules.outputs import Row
-from inferwatch.rules.promql import Vector
 from inferwatch.rules.ruleset import AlertingRule
-from inferwatch.store.labels import Labels
 
 _BITS = struct.Struct("<d").pack  # -0.0 and 0.0 render differently in a template's $value
 

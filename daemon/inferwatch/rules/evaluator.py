@@ -20,18 +20,18 @@ from dataclasses import dataclass, field
 from inferwatch.alerts import state as saved
 from inferwatch.alerts.lifecycle import RESOLVED_RETENTION_S, LimitExceeded, RuleAlerts
 from inferwatch.alerts.model import Alert, AlertTransition
+from inferwatch.gotemplate.templates import QueryResult
+from inferwatch.labels import Labels
+from inferwatch.promql.absent import names_if_empty_without
+from inferwatch.promql.ast import MatrixSelector, selectors
+from inferwatch.promql.context import Ctx
+from inferwatch.promql.engine import DEFAULT_OPTIONS, EvalOptions, Vector
+from inferwatch.promql.index import cache_for
 from inferwatch.rules import rule_eval as ev
 from inferwatch.rules.alert_hold import Held, pure, signature
 from inferwatch.rules.outputs import RuleOutputs
-from inferwatch.rules.promql import DEFAULT_OPTIONS, EvalOptions, Vector
-from inferwatch.rules.promql_absent import names_if_empty_without
-from inferwatch.rules.promql_ast import MatrixSelector, selectors
-from inferwatch.rules.promql_context import Ctx
-from inferwatch.rules.promql_index import cache_for
 from inferwatch.rules.rule_status import GroupOutcome, RuleError, RuleStatus
 from inferwatch.rules.ruleset import AlertingRule, Rule, RuleGroup, RuleKey, RuleSet
-from inferwatch.rules.templates import QueryResult
-from inferwatch.store.labels import Labels
 from inferwatch.store.tsdb import SeriesStore
 
 MISSING_TOUCH: frozenset[int] = frozenset({-1})

@@ -22,13 +22,13 @@ from typing import Any
 import yaml
 
 from inferwatch.config.yamlpos import Loc, Located, format_loc, load_located
+from inferwatch.durations import DurationError, parse_duration_ms
 from inferwatch.errors import Problem
-from inferwatch.rules.durations import DurationError, parse_duration_ms
-from inferwatch.rules.promql import PromQLError, Query, load
+from inferwatch.gotemplate.templates import Template, TemplateParseError, compile_template
+from inferwatch.labels import make_labels, valid_metric_name
+from inferwatch.promql.engine import PromQLError, Query, load
 from inferwatch.rules.rule_paths import expand_rule_paths
 from inferwatch.rules.ruleset import AlertingRule, RecordingRule, Rule, RuleGroup, RuleKey, RuleSet
-from inferwatch.rules.templates import Template, TemplateParseError, compile_template
-from inferwatch.store.labels import make_labels, valid_metric_name
 
 __all__ = [
     "expand_rule_paths",

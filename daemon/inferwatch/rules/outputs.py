@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 
-from inferwatch.store.labels import Labels
+from inferwatch.labels import Labels
 from inferwatch.store.tsdb import SeriesStore
 
 Row = tuple[str, Labels, float]

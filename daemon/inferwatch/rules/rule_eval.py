@@ -17,7 +17,16 @@ from dataclasses import dataclass
 
 from inferwatch.alerts.lifecycle import Candidate
 from inferwatch.alerts.model import ALERTNAME, Alert
-from inferwatch.rules.promql import (
+from inferwatch.gotemplate.builtins import FuncError
+from inferwatch.gotemplate.templates import (
+    QueryResult,
+    QuerySample,
+    Template,
+    TemplateData,
+    expand_for_rule,
+)
+from inferwatch.labels import Labels, make_labels
+from inferwatch.promql.engine import (
     EvalError,
     EvalOptions,
     PromQLError,
@@ -31,15 +40,6 @@ from inferwatch.rules.promql import (
     load,
 )
 from inferwatch.rules.ruleset import AlertingRule, RecordingRule
-from inferwatch.rules.template_builtins import FuncError
-from inferwatch.rules.templates import (
-    QueryResult,
-    QuerySample,
-    Template,
-    TemplateData,
-    expand_for_rule,
-)
-from inferwatch.store.labels import Labels, make_labels
 from inferwatch.store.tsdb import SeriesStore
 
 Row = tuple[str, Labels, float]

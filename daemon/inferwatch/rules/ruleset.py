@@ -12,11 +12,11 @@ from __future__ import annotations
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 
-from inferwatch.rules.promql import Query
-from inferwatch.rules.promql_ast import LabelMatcher, MatrixSelector, VectorSelector, selectors
-from inferwatch.rules.promql_index import family_name
-from inferwatch.rules.templates import Template
-from inferwatch.store.labels import NAME_LABEL, Labels
+from inferwatch.gotemplate.templates import Template
+from inferwatch.labels import NAME_LABEL, Labels
+from inferwatch.promql.ast import LabelMatcher, MatrixSelector, VectorSelector, selectors
+from inferwatch.promql.engine import Query
+from inferwatch.promql.index import family_name
 
 LOOKBACK_S = 300.0
 

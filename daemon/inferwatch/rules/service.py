@@ -18,12 +18,12 @@ from typing import Any
 from inferwatch.alerts.model import Alert, AlertTransition
 from inferwatch.clock import Clock
 from inferwatch.errors import Problem
+from inferwatch.labels import Labels
 from inferwatch.logsetup import get_logger
 from inferwatch.rules.evaluator import RuleManager
 from inferwatch.rules.loader import load_rule_files
 from inferwatch.rules.rule_paths import expand_rule_paths
 from inferwatch.rules.ruleset import RuleGroup, RuleSet
-from inferwatch.store.labels import Labels
 from inferwatch.store.series import Kind
 from inferwatch.store.snapshot import write_atomic
 from inferwatch.store.tsdb import SeriesStore

@@ -16,10 +16,16 @@ from inferwatch.errors import NoData
 from inferwatch.model import LineRecord
 from inferwatch.runtime.watch import FileWatcher
 from inferwatch.sources.base import Emit
-from inferwatch.sources.tail import Tailer
-from inferwatch.sources.tail_checkpoint import CheckpointError
-from inferwatch.sources.tail_follow import follow
-from inferwatch.sources.tail_model import FileStatus, Position, TailConfig, TailLine, TailStats
+from inferwatch.sources.tail.checkpoint import CheckpointError
+from inferwatch.sources.tail.follow import follow
+from inferwatch.sources.tail.model import (
+    FileStatus,
+    Position,
+    TailConfig,
+    TailLine,
+    TailStats,
+)
+from inferwatch.sources.tail.tailer import Tailer
 
 
 class FileLinesSource:

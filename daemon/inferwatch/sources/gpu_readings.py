@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from inferwatch.labels import make_labels
 from inferwatch.model import Sample
-from inferwatch.store.labels import make_labels
 
 GPU_METRICS: dict[str, str] = {
     "temperature_celsius": "inferwatch_gpu_temperature_celsius",

@@ -7,7 +7,7 @@ from __future__ import annotations
 import math
 from collections.abc import Sequence
 
-from inferwatch.store.labels import Labels, make_labels
+from inferwatch.labels import Labels, make_labels
 from inferwatch.store.series import Kind
 from inferwatch.store.tsdb import SeriesStore
 

@@ -14,7 +14,7 @@ from bisect import bisect_left, bisect_right
 from dataclasses import dataclass, field
 from enum import StrEnum
 
-from inferwatch.store.labels import Labels
+from inferwatch.labels import Labels
 
 _STALE_BITS = 0x7FF0000000000002
 STALE_NAN: float = struct.unpack("<d", struct.pack("<Q", _STALE_BITS))[0]

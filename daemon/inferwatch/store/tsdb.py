@@ -13,7 +13,7 @@ from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass
 
 from inferwatch.clock import Clock
-from inferwatch.store.labels import NAME_LABEL, Labels, Matcher, MatchOp, label_value
+from inferwatch.labels import NAME_LABEL, Labels, Matcher, MatchOp, label_value
 from inferwatch.store.series import STALE_NAN, Kind, Series, is_stale
 
 DEFAULT_RETENTION_S = 2 * 3600.0

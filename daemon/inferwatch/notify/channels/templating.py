@@ -17,17 +17,17 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from inferwatch.logsetup import get_logger
-from inferwatch.notify.message import Language, Style, Unit, fit, render, size
-from inferwatch.redact import redact
-from inferwatch.rules.template_eval import AlertList
-from inferwatch.rules.templates import (
+from inferwatch.gotemplate.eval import AlertList
+from inferwatch.gotemplate.templates import (
     Template,
     TemplateExecError,
     TemplateParseError,
     compile_notification_template,
     expand_notification,
 )
+from inferwatch.logsetup import get_logger
+from inferwatch.notify.message import Language, Style, Unit, fit, render, size
+from inferwatch.redact import redact
 
 log = get_logger("inferwatch.notify.templates")
 

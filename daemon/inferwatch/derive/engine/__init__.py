@@ -1,0 +1,1 @@
+"""Engine derivations: speed, MAL, step rate, busy periods, crashes, start-ups."""

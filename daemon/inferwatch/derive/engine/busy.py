@@ -1,0 +1,212 @@
+"""Busy periods of an engine and the verdict on what explains a decode difference between them.
+
+reference/host.md, "The physics of decode speed": decode tokens/s ~ step rate x MAL. MAL moves
+with the content (prose 2.1-3.5, patterned text 4-5.3), the step rate with the stack. A drop from
+150 to 100 t/s at an unchanged step rate is a change of content, not a regression; a step rate
+that falls at similar MAL is the stack. Comparing decode numbers alone is meaningless.
+
+A busy period is a run of stats windows with at least one running request, where consecutive
+busy windows are at most ``gap_intervals`` stats intervals apart (the interval is measured from
+the stream's own spacing, since vLLM's is configurable and SGLang's follows the step rate).
+Windows with nothing running do not belong to a period and do not break it; an idle stretch does,
+because vLLM stops printing while idle. Per period: the median decode, step rate and running,
+and MAL pooled from the counts (1 + sum accepted / sum drafts; engine.md 3.2 says never average
+MALs), falling back to the median of the window MALs when the counts are unknown.
+
+Pure and clock-free. State is bounded: the open period's values, at most ``max_periods`` closed
+periods, and at most ``max_single_stream`` single-stream step rates for the log-wide median.
+"""
+
+from __future__ import annotations
+
+from collections import deque
+from dataclasses import dataclass, field
+from statistics import median
+from typing import Any
+
+from inferwatch.derive.engine.verdict import compare, notable
+
+
+@dataclass(frozen=True, slots=True)
+class StatsWindow:
+    """One stats window of one engine stream, as the derivations see it; None = unknown."""
+
+    engine: str
+    dp_rank: str | None
+    at: float
+    decode: float | None
+    running: int | None
+    mal: float | None = None
+    steps: float | None = None
+    accepted: float | None = None
+    drafts: float | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class BusyPeriod:
+    """One busy period of one stream: median decode, step rate and running; MAL pooled."""
+
+    engine: str
+    dp_rank: str | None
+    start: float
+    end: float
+    windows: int
+    decode: float | None
+    mal: float | None
+    step_rate: float | None
+    running: float | None
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "start": self.start, "end": self.end, "windows": self.windows,
+            "decode": _round(self.decode, 1), "mal": _round(self.mal, 2),
+            "step_rate": _round(self.step_rate, 1), "running": self.running,
+        }  # fmt: skip
+
+
+def _round(value: float | None, digits: int) -> float | None:
+    return None if value is None else round(value, digits)
+
+
+@dataclass(slots=True)
+class _Open:
+    start: float
+    last: float
+    decode: list[float] = field(default_factory=list)
+    steps: list[float] = field(default_factory=list)
+    mals: list[float] = field(default_factory=list)
+    running: list[int] = field(default_factory=list)
+    accepted: float = 0.0
+    drafts: float = 0.0
+    windows: int = 0
+
+
+@dataclass(slots=True)
+class _Stream:
+    engine: str
+    dp_rank: str | None
+    last_at: float | None = None
+    spacings: deque[float] = field(default_factory=lambda: deque(maxlen=16))
+    open: _Open | None = None
+    closed: deque[BusyPeriod] = field(default_factory=deque)
+    single: deque[float] = field(default_factory=deque)
+
+
+class BusyPeriods:
+    """Feed stats windows in time order; ``summary()`` gives periods and verdicts per stream."""
+
+    def __init__(
+        self,
+        *,
+        gap_intervals: float = 3.0,
+        default_interval: float = 10.0,
+        max_periods: int = 1000,
+        max_single_stream: int = 200_000,
+    ) -> None:
+        self._gap = gap_intervals
+        self._default = default_interval
+        self._max_periods = max_periods
+        self._max_single = max_single_stream
+        self._streams: dict[tuple[str, str | None], _Stream] = {}
+
+    def add(self, w: StatsWindow) -> None:
+        key = (w.engine, w.dp_rank)
+        s = self._streams.get(key)
+        if s is None:
+            s = self._streams[key] = _Stream(w.engine, w.dp_rank)
+        if s.last_at is not None and w.at > s.last_at:
+            s.spacings.append(w.at - s.last_at)
+        s.last_at = w.at
+        if w.running is None or w.running < 1:
+            return
+        if w.running == 1 and w.steps is not None:
+            if len(s.single) >= self._max_single:
+                s.single.popleft()
+            s.single.append(w.steps)
+        o = s.open
+        if o is not None and w.at - o.last > self._gap * self._interval(s):
+            self._close(s)
+            o = None
+        if o is None:
+            o = s.open = _Open(w.at, w.at)
+        o.last = w.at
+        o.windows += 1
+        o.running.append(w.running)
+        if w.decode is not None:
+            o.decode.append(w.decode)
+        if w.steps is not None:
+            o.steps.append(w.steps)
+        if w.mal is not None:
+            o.mals.append(w.mal)
+            if w.accepted is not None and w.drafts:
+                o.accepted += w.accepted
+                o.drafts += w.drafts
+
+    def _interval(self, s: _Stream) -> float:
+        return median(s.spacings) if s.spacings else self._default
+
+    def _close(self, s: _Stream) -> None:
+        if s.open is not None:
+            if len(s.closed) >= self._max_periods:
+                s.closed.popleft()
+            s.closed.append(_period(s, s.open))
+            s.open = None
+
+    def periods(self, engine: str, dp_rank: str | None = None) -> list[BusyPeriod]:
+        """The stream's periods so far, the open one included."""
+        s = self._streams.get((engine, dp_rank))
+        if s is None:
+            return []
+        out = list(s.closed)
+        if s.open is not None:
+            out.append(_period(s, s.open))
+        return out
+
+    def single_stream_step_rate(self, engine: str, dp_rank: str | None = None) -> float | None:
+        """The median step rate of every window with exactly one running request."""
+        s = self._streams.get((engine, dp_rank))
+        return median(s.single) if s is not None and s.single else None
+
+    def summary(self) -> dict[str, Any]:
+        """JSON-able: per stream its busy periods, each with its verdict, and one verdict text."""
+        streams: list[dict[str, Any]] = []
+        changes: list[str] = []
+        for (engine, dp_rank), s in self._streams.items():
+            periods = self.periods(engine, dp_rank)
+            baseline = self.single_stream_step_rate(engine, dp_rank)
+            texts = [compare(p, periods[i - 1] if i else None, baseline)
+                     for i, p in enumerate(periods)]  # fmt: skip
+            name = engine if dp_rank is None else f"{engine} dp_rank {dp_rank}"
+            changes += [f"{name}: {t}" for i, t in enumerate(texts) if i and notable(t)]
+            rows = [p.to_dict() | {"verdict": t} for p, t in zip(periods, texts, strict=True)]
+            streams.append({
+                "engine": engine, "dp_rank": dp_rank,
+                "interval_seconds": round(self._interval(s), 3),
+                "single_stream_step_rate": _round(baseline, 1),
+                "busy_periods": rows,
+            })  # fmt: skip
+        if not streams or not any(st["busy_periods"] for st in streams):
+            verdict = "no busy periods (no stats window with a running request)"
+        elif changes:
+            verdict = "\n".join(changes[-20:])
+        else:
+            verdict = "no decode difference between busy periods"
+        return {"engines": streams, "verdict": verdict}
+
+
+def _period(s: _Stream, o: _Open) -> BusyPeriod:
+    if o.drafts > 0:
+        mal: float | None = 1.0 + o.accepted / o.drafts
+    else:
+        mal = median(o.mals) if o.mals else None
+    return BusyPeriod(
+        engine=s.engine,
+        dp_rank=s.dp_rank,
+        start=o.start,
+        end=o.last,
+        windows=o.windows,
+        decode=median(o.decode) if o.decode else None,
+        mal=mal,
+        step_rate=median(o.steps) if o.steps else None,
+        running=median(o.running) if o.running else None,
+    )

@@ -1,0 +1,1 @@
+"""Kernel-log derivations: Xid incidents, correlation, dedupe, repeats."""

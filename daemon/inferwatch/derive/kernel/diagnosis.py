@@ -1,0 +1,78 @@
+"""The diagnosis text of a fault incident: what happened, what it points to, what to do.
+
+The text must be readable on a phone (xid.md section 10.4), so it says in words what the
+classification means, names the GPUs, the process and the fault, and gives the action. It never
+claims more than the log shows.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from inferwatch.derive.kernel.correlate import AllRanksIncident
+from inferwatch.parsers.xid_catalog import XidInfo
+
+ALL_RANKS = "every rank executed the same out-of-bounds access: an engine/kernel bug, not hardware"
+_POINTS_TO = {
+    "hardware-memory": "GPU memory hardware",
+    "hardware-bus": "the PCIe link or the GPU's power and cooling",
+    "hardware-other": "GPU hardware or firmware",
+    "driver": "the driver or its GSP firmware",
+    "thermal-power": "temperature or power delivery",
+    "nvlink": "NVLink hardware or its configuration",
+    "unknown": "nothing known: this code is not in the catalog",
+}
+
+
+def all_ranks(incident: AllRanksIncident, driver_version: str | None) -> str:
+    """xid.md 9.4: name the process, the signature, and send the user to the engine project."""
+    fault = incident.root.fault
+    names = sorted({m.name for m in incident.members if m.name})
+    gpc = f" GPC{fault.gpc}" if fault.gpc is not None else ""
+    where = "a null address" if fault.addr_lo == 0 else f"low address 0x{fault.addr_lo:08x}"
+    parts = [
+        f"{ALL_RANKS}.",
+        f"{len(incident.gpus)} GPUs ({', '.join(incident.gpus)}) logged the same MMU fault",
+        f"(ENGINE {fault.engine}{gpc} {fault.client}, {fault.fault_type} "
+        f"{fault.access_type}, {where})",
+        f"within {_span(incident)}",
+    ]
+    if names:
+        parts.append(f"in {', '.join(names)}")
+    text = " ".join(parts) + "."
+    text += (
+        " Not OOM, not temperature. Report it to the inference engine's project with its "
+        "version and the request that triggered it"
+    )
+    if driver_version:
+        text += f" (NVIDIA driver {driver_version})"
+    return text + "."
+
+
+def single_gpu(
+    info: XidInfo,
+    pci_bus_id: str | None,
+    shared_with: Sequence[str],
+    driver_version: str | None,
+) -> str:
+    """xid.md 9.5/9.6: one GPU with a hardware-class code points to that GPU (or a shared cause)."""
+    gpu = pci_bus_id or "an unnamed GPU"
+    text = f"Xid {info.code} ({info.mnemonic}) on {gpu}: {info.meaning}"
+    if shared_with:
+        text += (
+            f" The same Xid appeared on {', '.join(shared_with)} at the same time: suspect a "
+            "shared cause (power supply, riser or PCIe switch) rather than one card."
+        )
+    else:
+        text += f" On one GPU this points to {_POINTS_TO.get(info.category, info.category)}."
+    if info.code == 79:
+        text += " Check temperatures and power events just before it."
+    text += f" Action: {info.action_text}."
+    if driver_version:
+        text += f" NVIDIA driver {driver_version}."
+    return text
+
+
+def _span(incident: AllRanksIncident) -> str:
+    seconds = incident.members[-1].at - incident.members[0].at
+    return f"{seconds * 1000:.0f} ms" if seconds < 1 else f"{seconds:.1f} s"

@@ -1,0 +1,139 @@
+"""Building the kernel pipeline's events: field names as in DESIGN.md section 4 and the corpus.
+
+Kept apart from the pipeline's control flow so the shape of each event type is in one place:
+``xid``, ``fault_incident`` (multi-GPU and single-GPU), ``sxid``, ``gpu_mapping``, ``oom_kill``,
+``aer``, ``hung_task``. Every event's details carry ``alertable``.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from inferwatch.derive.kernel import diagnosis
+from inferwatch.derive.kernel.correlate import AllRanksIncident
+from inferwatch.derive.kernel.effects import KernelInput, event
+from inferwatch.derive.kernel.incidents import OpenIncident, Placement
+from inferwatch.model import Event
+from inferwatch.parsers.xid import XidEvent
+from inferwatch.parsers.xid_catalog import XidInfo, recovery_action, severity_of
+
+ALL_RANKS = "software-oob-all-ranks"
+
+
+def xid_event(
+    item: KernelInput,
+    xid: XidEvent,
+    info: XidInfo,
+    *,
+    uuid: str | None,
+    placement: Placement,
+    incident_key: str | None,
+) -> Event:
+    severity = xid_severity(xid)
+    details: dict[str, Any] = xid.to_dict()
+    if xid.recovery_action is not None:
+        action = recovery_action(xid.recovery_action.to_value)
+        details["recovery_action"] |= {
+            "action": action.name,
+            "todo": action.todo,
+            "blocks_gpu": action.blocks_gpu,
+        }
+    details |= {
+        "uuid": uuid,
+        "category": info.category,
+        "mnemonic": info.mnemonic,
+        "severity": severity,
+        "meaning": info.meaning,
+        "action": info.action_text,
+        "follow_on": placement.follow_on,
+        "follows": placement.follows_key,
+        "follows_xid": placement.follows_xid,
+        "incident": incident_key,
+    }
+    labels = {
+        "pci_bus_id": xid.pci_bus_id,
+        "xid": str(xid.xid),
+        "category": info.category,
+        "severity": severity,
+    }
+    return event("xid", item, details, labels)
+
+
+def xid_severity(xid: XidEvent) -> str:
+    to_value = xid.recovery_action.to_value if xid.recovery_action else None
+    return severity_of(xid.xid, fatal=xid.fatal, recovery_to=to_value)
+
+
+def all_ranks_event(incident: AllRanksIncident, driver_version: str | None) -> Event:
+    """The one ``software-oob-all-ranks`` incident; ``at`` is its first fault's time."""
+    root = incident.root
+    fault = root.fault
+    details: dict[str, Any] = {
+        "classification": ALL_RANKS,
+        "gpus": list(incident.gpus),
+        "xid": 31,
+        "xids": [31 for _ in incident.members],
+        "members": [m.key for m in incident.members],
+        "severity": "critical",
+        "diagnosis": diagnosis.all_ranks(incident, driver_version),
+        "signature": {
+            "engine": fault.engine,
+            "gpc": fault.gpc,
+            "client": fault.client,
+            "fault_type": fault.fault_type,
+            "access_type": fault.access_type,
+            "addr_lo": fault.addr_lo,
+        },
+        "pids": sorted({m.pid for m in incident.members if m.pid is not None}),
+        "names": sorted({m.name for m in incident.members if m.name}),
+        "driver_version": driver_version,
+        "alertable": incident.alertable,
+    }
+    return Event(
+        type="fault_incident",
+        at=incident.at,
+        source=root.source,
+        key=incident.key,
+        line=root.line,
+        labels={"classification": ALL_RANKS, "severity": "critical"},
+        details=details,
+    )
+
+
+def single_gpu_event(
+    item: KernelInput,
+    xid: XidEvent,
+    info: XidInfo,
+    incident: OpenIncident,
+    *,
+    shared_with: tuple[str, ...],
+    uuid: str | None,
+    driver_version: str | None,
+) -> Event:
+    """A hardware-/driver-/NVLink-class Xid on one GPU, classified by its catalog category."""
+    severity = xid_severity(xid)
+    details: dict[str, Any] = {
+        "classification": incident.classification,
+        "gpus": [xid.pci_bus_id] if xid.pci_bus_id else [],
+        "xid": xid.xid,
+        "xids": [xid.xid],
+        "members": [item.key],
+        "severity": severity,
+        "mnemonic": info.mnemonic,
+        "diagnosis": diagnosis.single_gpu(info, xid.pci_bus_id, shared_with, driver_version),
+        "shared_with": list(shared_with),
+        "pid": xid.pid,
+        "name": xid.name,
+        "uuid": uuid,
+        "driver_version": driver_version,
+        "alertable": item.alertable,
+    }
+    return Event(
+        type="fault_incident",
+        at=item.at,
+        source=item.source,
+        key=incident.key,
+        line=item.line,
+        labels={"classification": incident.classification, "severity": severity},
+        details=details,
+    )

@@ -1,0 +1,249 @@
+"""Kernel messages in, events and counter increments out: one pipeline for the daemon and replay.
+
+The pipeline is pure and clock-free. It sees one :class:`KernelInput` at a time and returns the
+effects it causes; time comes only from the records (``KernelInput.at``), so the live daemon and
+``replay`` over the same records produce the same effects. What it knows across records:
+- the multi-GPU MMU-fault correlator (``correlate``: one ``software-oob-all-ranks`` incident);
+- single-GPU incidents and follow-ons (``gpu_incidents``: 45 and 154 attach, bursts group);
+- repeated Xid 31 bursts per GPU (``mmu_repeats``: decided once a burst has settled);
+- fall-off twins and SXid continuation lines (``kernel_dedupe``: counted once);
+- bus id → UUID from the driver's mapping lines, and the driver version from its banner.
+
+All of it is bounded: windows expire against the newest record time seen. Records may arrive
+out of order by up to ``max_skew`` seconds (two kernel sources, merged replay files) without
+breaking correlation; see ``correlate`` for what happens beyond that. Effects that only become
+known when time moves on (a settled repeat burst) are returned by a later ``process``, by
+``advance(now)`` (the daemon's periodic tick) or by ``flush()`` (the end of a replay).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from inferwatch.derive.effects import Effect
+from inferwatch.derive.kernel import metrics as m
+from inferwatch.derive.kernel.correlate import DEFAULT_WINDOW, MmuCorrelator, MmuSighting
+from inferwatch.derive.kernel.dedupe import FallOffTwins, SxidEvents
+from inferwatch.derive.kernel.effects import KernelCounterInc, KernelInput, counter, event
+from inferwatch.derive.kernel.events import (
+    all_ranks_event,
+    single_gpu_event,
+    xid_event,
+    xid_severity,
+)
+from inferwatch.derive.kernel.incidents import GpuIncidents
+from inferwatch.derive.kernel.mmu_repeats import DEFAULT_HORIZON, MmuRepeatTracker, RepeatedFault
+from inferwatch.parsers.kernel_misc import AerEvent, HungTask, OomKill, parse_misc_message
+from inferwatch.parsers.kernel_misc import might_be_misc as _might_be_misc
+from inferwatch.parsers.xid import (
+    GpuMapping,
+    NvrmNote,
+    SXidEvent,
+    XidEvent,
+    might_be_gpu_record,
+    parse_gpu_message,
+)
+from inferwatch.parsers.xid_catalog import lookup
+
+MAX_UUIDS = 1024
+
+
+@dataclass(frozen=True, slots=True)
+class PipelineSettings:
+    """Windows in seconds. ``correlation_window`` is ``kernel.correlation_window``."""
+
+    correlation_window: float = DEFAULT_WINDOW
+    max_skew: float = 2.0
+    follow_window: float = 10.0
+    fall_off_window: float = 5.0
+    sxid_window: float = 1.0
+    repeat_horizon: float = DEFAULT_HORIZON
+
+
+class KernelPipeline:
+    __slots__ = ("_driver_version", "_newest", "_uuids", "correlator", "fall_offs", "incidents",
+                 "repeats", "settings", "sxids")  # fmt: skip
+
+    def __init__(self, settings: PipelineSettings | None = None) -> None:
+        s = self.settings = settings or PipelineSettings()
+        self.correlator = MmuCorrelator(s.correlation_window, s.max_skew)
+        self.incidents = GpuIncidents(s.follow_window, s.correlation_window, s.max_skew)
+        self.repeats = MmuRepeatTracker(s.correlation_window, s.max_skew, s.repeat_horizon)
+        self.fall_offs = FallOffTwins(s.fall_off_window, s.max_skew)
+        self.sxids = SxidEvents(s.sxid_window, s.max_skew)
+        self._uuids: dict[str, str] = {}
+        self._driver_version: str | None = None
+        self._newest = float("-inf")
+
+    @property
+    def state_size(self) -> int:
+        """Entries held across records (for tests asserting that state stays bounded)."""
+        parts = (self.correlator, self.incidents, self.repeats, self.fall_offs, self.sxids)
+        return sum(part.state_size for part in parts) + len(self._uuids)
+
+    def process(self, item: KernelInput) -> list[Effect]:
+        """The effects of one kernel message, preceded by any that time passing has settled."""
+        effects: list[Effect] = self.advance(item.at)
+        text = item.message
+        if might_be_gpu_record(text):
+            record = parse_gpu_message(text)
+            if isinstance(record, XidEvent):
+                effects += self._xid(item, record)
+            elif isinstance(record, SXidEvent):
+                effects += self._sxid(item, record)
+            elif isinstance(record, GpuMapping):
+                effects += self._mapping(item, record)
+            elif isinstance(record, NvrmNote) and record.driver_version:
+                self._driver_version = record.driver_version
+            if record is not None:
+                return effects
+        if _might_be_misc(text):
+            effects += self._misc(item)
+        return effects
+
+    def advance(self, now: float) -> list[Effect]:
+        """Let time reach ``now`` (never backwards): returns the effects that settles."""
+        if now <= self._newest:
+            return []
+        self._newest = now
+        return [self._repeat(r) for r in self.repeats.close(now)]
+
+    def flush(self) -> list[Effect]:
+        """End of input: decide everything still waiting for time to pass."""
+        return [self._repeat(r) for r in self.repeats.close_all()]
+
+    def _xid(self, item: KernelInput, xid: XidEvent) -> list[Effect]:
+        bus = xid.pci_bus_id
+        if xid.xid == 79 and self.fall_offs.twin_of(bus, item.at, xid.implied, item.key):
+            return []  # the other line of the same fall-off was counted already
+        info = lookup(xid.xid)
+        uuid = self._uuids.get(bus) if bus else None
+        placement = self.incidents.place(
+            item.key,
+            bus,
+            xid.xid,
+            info.category,
+            item.at,
+            severity=xid_severity(xid),
+            caused_by=xid.caused_by_xid,
+        )
+        incident = placement.incident
+        extra: list[Effect] = []
+        incident_key = incident.key if incident else None
+        if placement.created and incident is not None:
+            extra += [
+                single_gpu_event(
+                    item,
+                    xid,
+                    info,
+                    incident,
+                    shared_with=placement.shared_with,
+                    uuid=uuid,
+                    driver_version=self._driver_version,
+                ),
+                counter(
+                    m.FAULT_INCIDENTS,
+                    {"classification": incident.classification},
+                    item.at,
+                    alertable=item.alertable,
+                ),
+            ]
+        counters = [
+            counter(
+                m.XID_ERRORS,
+                {"pci_bus_id": bus, "xid": str(xid.xid), "category": info.category},
+                item.at,
+                alertable=item.alertable,
+            )
+        ]
+        if xid.xid == 31:
+            incident_key, more = self._mmu(item, xid)
+            extra += more
+            if xid.mmu is not None:
+                mmu = xid.mmu
+                labels = {
+                    "pci_bus_id": bus,
+                    "gpc": None if mmu.gpc is None else str(mmu.gpc),
+                    "client": mmu.client,
+                    "fault_type": mmu.fault_type,
+                    "access_type": mmu.access_type,
+                }
+                counters.append(counter(m.MMU_FAULTS, labels, item.at, alertable=item.alertable))
+        main = xid_event(item, xid, info, uuid=uuid, placement=placement, incident_key=incident_key)
+        return [main, *counters, *extra]
+
+    def _mmu(self, item: KernelInput, xid: XidEvent) -> tuple[str | None, list[Effect]]:
+        """Feed an Xid 31 to the repeat tracker and, with detail, to the correlator."""
+        bus = xid.pci_bus_id
+        if bus is None:
+            return None, []
+        address = xid.mmu.address if xid.mmu else None
+        self.repeats.observe(bus, item.at, xid.pid, address, item.alertable)
+        if xid.mmu is None:
+            return None, []
+        sighting = MmuSighting(
+            item.key, item.source, item.line, item.at, bus, xid.mmu, xid.pid, xid.name,
+            item.alertable,
+        )  # fmt: skip
+        found = self.correlator.observe(sighting)
+        if found.created is not None:
+            for member in found.created.members:
+                self.repeats.mark_all_ranks(member.pci_bus_id, member.at)
+            incident = found.created
+            return found.incident_key, [
+                all_ranks_event(incident, self._driver_version),
+                counter(
+                    m.FAULT_INCIDENTS,
+                    {"classification": "software-oob-all-ranks"},
+                    incident.at,
+                    alertable=incident.alertable,
+                ),
+            ]
+        if found.incident_key is not None:
+            self.repeats.mark_all_ranks(bus, item.at)
+        return found.incident_key, []
+
+    def _sxid(self, item: KernelInput, sxid: SXidEvent) -> list[Effect]:
+        headline = sxid.fatal is not None
+        if not self.sxids.starts_event(sxid.pci_bus_id, sxid.sxid, item.at, headline):
+            return []
+        labels = {"pci_bus_id": sxid.pci_bus_id, "sxid": str(sxid.sxid)}
+        return [
+            event("sxid", item, sxid.to_dict(), labels),
+            counter(m.SXID_ERRORS, labels, item.at, alertable=item.alertable),
+        ]
+
+    def _mapping(self, item: KernelInput, mapping: GpuMapping) -> list[Effect]:
+        self._uuids.pop(mapping.pci_bus_id, None)
+        self._uuids[mapping.pci_bus_id] = mapping.uuid
+        if len(self._uuids) > MAX_UUIDS:
+            del self._uuids[next(iter(self._uuids))]
+        return [event("gpu_mapping", item, mapping.to_dict(), {"pci_bus_id": mapping.pci_bus_id})]
+
+    def _misc(self, item: KernelInput) -> list[Effect]:
+        record = parse_misc_message(item.message)
+        alertable = item.alertable
+        if isinstance(record, OomKill):
+            return [
+                event("oom_kill", item, record.to_dict(), {"name": record.name}),
+                counter(m.OOM_KILLS, {}, item.at, alertable=alertable),
+            ]
+        if isinstance(record, HungTask):
+            return [
+                event("hung_task", item, record.to_dict(), {"name": record.name}),
+                counter(m.HUNG_TASKS, {}, item.at, alertable=alertable),
+            ]
+        if isinstance(record, AerEvent):
+            labels: dict[str, str | None] = {
+                "device": record.pci_bus_id,
+                "severity": record.severity,
+            }
+            effects: list[Effect] = [event("aer", item, record.to_dict(), labels)]
+            if record.kind == "bus_error":
+                effects.append(counter(m.AER_ERRORS, labels, item.at, alertable=alertable))
+            return effects
+        return []
+
+    def _repeat(self, repeat: RepeatedFault) -> KernelCounterInc:
+        labels = {"pci_bus_id": repeat.pci_bus_id}
+        return counter(m.REPEATED_MMU_FAULTS, labels, repeat.at, alertable=repeat.alertable)

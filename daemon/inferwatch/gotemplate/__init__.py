@@ -1,0 +1,1 @@
+"""gotemplate: the Go text/template subset that rule and notification templates use."""

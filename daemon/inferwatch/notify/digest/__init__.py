@@ -1,0 +1,1 @@
+"""Digests: scheduled summaries of the last window."""

@@ -1,0 +1,1 @@
+"""pipeline: the one package that wires sources, parsers, derivations and the store."""

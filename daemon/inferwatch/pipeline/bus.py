@@ -1,0 +1,88 @@
+"""Bounded queues between sources and the dispatcher.
+
+Each source gets its own queue, so a flood from one engine log cannot starve the kernel log. A
+put that waits longer than ``put_timeout`` drops the record and counts it in
+``inferwatch_records_dropped_total{queue}``: a reader is never blocked forever.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Awaitable, Callable
+
+from inferwatch.logsetup import get_logger
+from inferwatch.model import Record
+from inferwatch.pipeline.telemetry import Telemetry
+from inferwatch.sources.base import Emit
+
+log = get_logger(__name__)
+Handler = Callable[[Record], Awaitable[None]]
+
+
+class Bus:
+    def __init__(self, telemetry: Telemetry, maxsize: int = 10_000, put_timeout: float = 5.0):
+        self.telemetry = telemetry
+        self.maxsize = maxsize
+        self.put_timeout = put_timeout
+        self._queues: dict[str, asyncio.Queue[Record]] = {}
+        self._consumers: list[asyncio.Task[None]] = []
+
+    def queue(self, name: str) -> asyncio.Queue[Record]:
+        if name not in self._queues:
+            self._queues[name] = asyncio.Queue(self.maxsize)
+        return self._queues[name]
+
+    def emitter(self, name: str) -> Emit:
+        queue = self.queue(name)
+
+        async def emit(record: Record) -> None:
+            try:
+                queue.put_nowait(record)
+                return
+            except asyncio.QueueFull:
+                pass
+            try:
+                async with asyncio.timeout(self.put_timeout):
+                    await queue.put(record)
+            except TimeoutError:
+                self.telemetry.dropped(name)
+
+        return emit
+
+    def consume(self, name: str, handler: Handler) -> None:
+        queue = self.queue(name)
+
+        async def loop() -> None:
+            while True:
+                record = await queue.get()
+                try:
+                    await handler(record)
+                except Exception as exc:
+                    self.telemetry.source_error(name, "dispatch", type(exc).__name__)
+                    log.exception("record handling failed", queue=name)
+                finally:
+                    queue.task_done()
+
+        self._consumers.append(asyncio.create_task(loop(), name=f"dispatch:{name}"))
+
+    async def drain(self, timeout: float) -> bool:
+        """Wait until every queued record is handled; False if time ran out."""
+        try:
+            async with asyncio.timeout(timeout):
+                await asyncio.gather(*(q.join() for q in self._queues.values()))
+        except TimeoutError:
+            return False
+        return True
+
+    async def stop(self) -> None:
+        for task in self._consumers:
+            task.cancel()
+        if self._consumers:
+            await asyncio.wait(self._consumers, timeout=1.0)
+        for task in self._consumers:
+            if not task.done():
+                log.warning("a record handler did not stop in time", task=task.get_name())
+        self._consumers.clear()
+
+    def depth(self) -> dict[str, int]:
+        return {name: q.qsize() for name, q in self._queues.items()}

@@ -1,0 +1,110 @@
+"""Engine log lines and /metrics scrapes from the live sources → engine derivations → store.
+
+One :class:`EngineIngest` per configured engine owns the log pipeline, the /metrics deriver and
+the arbiter that keeps the two from writing the same series. It also exports the engine's
+thresholds from config as series (``decode_anchor``, ``anchor_min_mal``), so rules compare
+against them and a user changes one config value.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Awaitable, Callable
+from datetime import UTC, datetime, tzinfo
+
+from inferwatch.clock import Clock
+from inferwatch.config.models import EngineConfig
+from inferwatch.derive.effects import Effect, apply
+from inferwatch.derive.engine.arbiter import EngineRateArbiter
+from inferwatch.derive.engine.metrics import EngineMetricsDeriver
+from inferwatch.derive.engine.names import (
+    ANCHOR,
+    MIN_MAL,
+    SCRAPE_ERRORS,
+    describe_engine_metrics,
+)
+from inferwatch.derive.engine.pipeline import EngineLogPipeline
+from inferwatch.labels import make_labels
+from inferwatch.model import Event, LineRecord
+from inferwatch.parsers.engine import parse_engine_line
+from inferwatch.parsers.engine_prefix import LinePrefix
+from inferwatch.parsers.engine_time import engine_time
+from inferwatch.parsers.promtext import ExpositionError, parse_exposition
+from inferwatch.sources.docker_logs import DockerRecord
+from inferwatch.sources.journald import JournalRecord
+from inferwatch.sources.scrape import ScrapeStatus
+from inferwatch.store.tsdb import SeriesStore
+
+EventSink = Callable[[list[Event]], Awaitable[None]]
+
+
+def local_tz() -> tzinfo:
+    """The host's zone: vLLM stamps its lines in local time without saying which."""
+    zone = datetime.now().astimezone().tzinfo
+    return zone if zone is not None else UTC
+
+
+class EngineIngest:
+    def __init__(
+        self, cfg: EngineConfig, store: SeriesStore, sink: EventSink, clock: Clock, tz: tzinfo
+    ) -> None:
+        self.cfg = cfg
+        self.store = store
+        self.sink = sink
+        self.clock = clock
+        self.tz = tz
+        self.labels = make_labels({"engine": cfg.name})
+        self.pipeline = EngineLogPipeline(cfg.name)
+        self.metrics = EngineMetricsDeriver(cfg.name)
+        self.arbiter = EngineRateArbiter(hold=max(60.0, 3 * cfg.scrape_interval))
+        self._last_at: float | None = None
+        describe_engine_metrics(store)
+
+    def _time(self, prefix: LinePrefix, fallback: float) -> float:
+        now = self.clock.time()
+        year = time.gmtime(now).tm_year
+        at = engine_time(prefix, year=year, tz=self.tz, now=now)
+        if at is None:
+            at = self._last_at if self._last_at is not None else fallback
+        self._last_at = at
+        return at
+
+    async def on_log_line(self, rec: LineRecord) -> None:
+        record = parse_engine_line(rec.text)
+        fallback = rec.wall_time if isinstance(rec, JournalRecord | DockerRecord) else rec.read_at
+        if isinstance(rec, DockerRecord) and record is not None:
+            at = self._last_at = rec.wall_time  # docker's UTC stamp beats the container's clock
+        elif record is not None:
+            at = self._time(record.prefix, fallback)
+        else:
+            at = self._last_at if self._last_at is not None else fallback
+        key = f"{rec.source}:{rec.path}:{rec.line_no}"
+        effects = self.pipeline.feed(record, at, rec.line_no, rec.path, key)
+        if effects:
+            await self._apply(self.arbiter.from_log(effects))
+
+    async def on_scrape(self, rec: LineRecord) -> None:
+        try:
+            samples = parse_exposition(rec.text)
+        except ExpositionError:
+            self.store.inc(SCRAPE_ERRORS, self.labels)
+            raise
+        result = self.metrics.feed(samples, rec.read_at)
+        await self._apply(self.arbiter.from_metrics(result))
+
+    def on_scrape_status(self, status: ScrapeStatus) -> None:
+        if not status.up:
+            self.arbiter.metrics_down(self.cfg.name)
+            apply(self.metrics.down(status.at), self.store)
+
+    async def tick(self) -> None:
+        now = self.clock.time()
+        self.store.set(ANCHOR, self.labels, self.cfg.decode_anchor, now)
+        self.store.set(MIN_MAL, self.labels, self.cfg.anchor_min_mal, now)
+        await self._apply(self.arbiter.from_log(self.pipeline.flush(now)))
+
+    async def _apply(self, effects: list[Effect]) -> None:
+        if effects:
+            events = apply(effects, self.store)
+            if events:
+                await self.sink(events)

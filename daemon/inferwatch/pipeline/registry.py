@@ -1,0 +1,202 @@
+"""The explicit table of source factories: config in, sources and their line handlers out.
+
+Adding a source = one module + one line in :data:`FACTORIES` + its tests.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+from inferwatch.clock import Clock
+from inferwatch.config.models import Config, EngineConfig
+from inferwatch.pipeline.dispatch import EventSink, LineHandler
+from inferwatch.pipeline.engine import EngineIngest, local_tz
+from inferwatch.pipeline.kernel import KernelIngest
+from inferwatch.pipeline.tail_metrics import tail_tick
+from inferwatch.runtime.blocking import BlockingPool
+from inferwatch.runtime.watch import FileWatcher
+from inferwatch.sources.base import PolledSource, Source
+from inferwatch.sources.docker_logs import DockerLogsSource
+from inferwatch.sources.engine_log import FileLinesSource
+from inferwatch.sources.gpu_readings import GPU_HELP, GpuReading
+from inferwatch.sources.gpus import GpuSource, NvmlReader, read_fake_profile
+from inferwatch.sources.journald import JOURNAL_DIR, JournaldSource
+from inferwatch.sources.kmsg import KmsgSource, read_boot_id
+from inferwatch.sources.scrape import ProbeScrapeSource, ScrapeSource
+from inferwatch.sources.unavailable import Unavailable
+from inferwatch.store.events import EventLog
+from inferwatch.store.series import Kind
+from inferwatch.store.tsdb import SeriesStore
+
+NVML_TIMEOUT_S = 10.0
+DEFAULT_ENGINE_METRICS = "http://127.0.0.1:8000/metrics"
+
+
+@dataclass(slots=True)
+class BuildContext:
+    config: Config
+    clock: Clock
+    pool: BlockingPool
+    store: SeriesStore
+    events: EventLog
+    checkpoints: dict[str, Any]
+    sink: EventSink
+    watcher: FileWatcher | None = None
+
+
+@dataclass(slots=True)
+class Built:
+    sources: list[Source] = field(default_factory=list)
+    polled: list[PolledSource] = field(default_factory=list)
+    line_handlers: dict[str, LineHandler] = field(default_factory=dict)
+    disabled: list[str] = field(default_factory=list)
+    ticks: list[Callable[[], Awaitable[None]]] = field(default_factory=list)
+
+    def extend(self, other: Built) -> None:
+        self.sources.extend(other.sources)
+        self.polled.extend(other.polled)
+        self.line_handlers.update(other.line_handlers)
+        self.disabled.extend(other.disabled)
+        self.ticks.extend(other.ticks)
+
+
+def build_gpus(ctx: BuildContext) -> Built:
+    cfg = ctx.config.gpus
+    if cfg.backend == "off":
+        return Built(disabled=["gpus (gpus.backend: off)"])
+    for name, text in GPU_HELP.items():
+        ctx.store.describe(name, Kind.GAUGE, text)
+    if cfg.backend == "fake":
+        assert cfg.profile is not None  # validated by the config model
+        profile = cfg.profile
+
+        def reader() -> list[GpuReading]:
+            return read_fake_profile(profile)
+    else:
+        reader = NvmlReader()
+
+    async def run_blocking(fn: Callable[[], list[GpuReading]]) -> list[GpuReading]:
+        return await ctx.pool.run(NVML_TIMEOUT_S, fn)
+
+    return Built(polled=[GpuSource(reader, ctx.clock, run_blocking, cfg.interval)])
+
+
+def build_kernel(ctx: BuildContext) -> Built:
+    cfg = ctx.config.kernel
+    if cfg.source == "off":
+        return Built(disabled=["kernel (kernel.source: off)"])
+    kmsg = ctx.config.paths.kmsg
+    checkpoint = ctx.checkpoints.get("kernel")
+    boot_id = read_boot_id(ctx.config.paths.proc)
+    ingest = KernelIngest(
+        ctx.store,
+        ctx.sink,
+        ctx.clock,
+        boot_id=boot_id,
+        alert_max_age=cfg.alert_max_age,
+        first_start=checkpoint is None,
+        proc_root=ctx.config.paths.proc,
+    )
+    reasons: list[str] = []
+    source: Source | None = None
+    if cfg.source in ("auto", "kmsg"):
+        if os.access(kmsg, os.R_OK):
+            source = KmsgSource(kmsg, ctx.clock, boot_id=boot_id, checkpoint=checkpoint)
+        else:
+            reasons.append(f"{kmsg} is not readable (needs root or CAP_SYSLOG)")
+    if source is None and cfg.source in ("auto", "journald"):
+        if JOURNAL_DIR.is_dir() and shutil.which("journalctl"):
+            source = JournaldSource(ctx.clock, checkpoint=checkpoint)
+        else:
+            reasons.append("journald is not running here (no /run/systemd/journal)")
+    if source is None and cfg.source in ("auto", "file") and cfg.path is not None:
+        source = FileLinesSource(
+            "kernel", (str(cfg.path),), ctx.clock, checkpoint=checkpoint, watcher=ctx.watcher
+        )
+    if source is not None:
+        ticks: list[Callable[[], Awaitable[None]]] = [ingest.tick]
+        if isinstance(source, FileLinesSource):
+            ticks.append(tail_tick(ctx.store, ctx.clock, source))
+        return Built(sources=[source], line_handlers={"kernel": ingest}, ticks=ticks)
+    if cfg.source in ("auto", "file"):
+        reasons.append("no kernel.path configured")
+    return Built(sources=[Unavailable("kernel", "no kernel log readable: " + "; ".join(reasons))])
+
+
+def build_engines(ctx: BuildContext) -> Built:
+    built = Built()
+    engines = list(ctx.config.engines)
+    implicit = not engines
+    if implicit:
+        engines = [EngineConfig(name="engine", metrics_url=DEFAULT_ENGINE_METRICS)]
+    tz = local_tz()
+    for engine in engines:
+        ingest = EngineIngest(engine, ctx.store, ctx.sink, ctx.clock, tz)
+        built.ticks.append(ingest.tick)
+        if engine.log:
+            name = f"engine:{engine.name}"
+            built.line_handlers[name] = ingest.on_log_line
+            lines = FileLinesSource(
+                name,
+                tuple(engine.log),
+                ctx.clock,
+                checkpoint=ctx.checkpoints.get(name),
+                watcher=ctx.watcher,
+            )
+            built.sources.append(lines)
+            built.ticks.append(tail_tick(ctx.store, ctx.clock, lines))
+        if engine.journald_unit:
+            name = f"engine:{engine.name}:journal"
+            built.line_handlers[name] = ingest.on_log_line
+            if JOURNAL_DIR.is_dir() and shutil.which("journalctl"):
+                built.sources.append(
+                    JournaldSource(
+                        ctx.clock,
+                        name=name,
+                        checkpoint=ctx.checkpoints.get(name),
+                        matches=("-u", engine.journald_unit),
+                        start=("-n", "1000"),
+                    )
+                )
+            else:
+                built.sources.append(
+                    Unavailable(name, "journald is not running here (no /run/systemd/journal)")
+                )
+        if engine.container:
+            name = f"engine:{engine.name}:docker"
+            built.line_handlers[name] = ingest.on_log_line
+            built.sources.append(
+                DockerLogsSource(
+                    engine.container, ctx.clock, name=name, checkpoint=ctx.checkpoints.get(name)
+                )
+            )  # no docker here: the source says so (NoData) and is retried
+        if engine.metrics_url is not None:
+            kind = ProbeScrapeSource if implicit else ScrapeSource
+            scrape = kind(
+                engine.name,
+                str(engine.metrics_url),
+                clock=ctx.clock,
+                interval=engine.scrape_interval,
+                on_status=ingest.on_scrape_status,
+            )
+            built.line_handlers[scrape.name] = ingest.on_scrape
+            built.polled.append(scrape)
+    return built
+
+
+FACTORIES: dict[str, Callable[[BuildContext], Built]] = {
+    "kernel": build_kernel,
+    "gpus": build_gpus,
+    "engines": build_engines,
+}
+
+
+def build_all(ctx: BuildContext) -> Built:
+    built = Built()
+    for factory in FACTORIES.values():
+        built.extend(factory(ctx))
+    return built

@@ -1,0 +1,1 @@
+"""promql: the PromQL engine over the in-memory store."""

@@ -1,0 +1,209 @@
+"""Our own PromQL syntax tree: frozen, typed, independent of ``promql-parser``.
+
+``promql_load`` converts the parser's objects into these once, when a rule is loaded, so the
+evaluator never touches the parser's (untyped, Rust-backed) objects and every check that can be
+made early (function names, regexes, label names) has already been made. Parentheses are not kept:
+PromQL gives them no meaning beyond grouping (``absent((x{a="b"}))`` and ``timestamp((x))`` see the
+selector through them, as Prometheus's engine does).
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+from enum import StrEnum
+from typing import Literal
+
+from inferwatch.labels import NAME_LABEL, MatchOp
+from inferwatch.promql.types import PromQLError
+
+
+class ValueType(StrEnum):
+    SCALAR = "scalar"
+    VECTOR = "instant vector"
+    MATRIX = "range vector"
+    STRING = "string"
+
+
+class Cardinality(StrEnum):
+    ONE_TO_ONE = "one-to-one"
+    MANY_TO_ONE = "many-to-one"
+    ONE_TO_MANY = "one-to-many"
+    MANY_TO_MANY = "many-to-many"
+
+
+def compile_regex(pattern: str) -> re.Pattern[str]:
+    """A label regex with RE2's meaning as far as Python's ``re`` allows.
+
+    Callers use ``fullmatch`` (Prometheus anchors as ``^(?:re)$``; ``$`` in Python would also
+    match before a final newline). ``re.ASCII`` gives ``\\d``, ``\\w``, ``\\s`` RE2's ASCII classes;
+    ``.`` does not match a newline, as in Prometheus 2.x.
+    """
+    try:
+        return re.compile(pattern, re.ASCII)
+    except re.error as exc:
+        raise PromQLError(f"regex {pattern!r} is not supported: {exc}") from None
+
+
+@dataclass(frozen=True, slots=True)
+class LabelMatcher:
+    name: str
+    op: MatchOp
+    value: str
+    regex: re.Pattern[str] | None = field(default=None, compare=False, repr=False)
+
+    @classmethod
+    def of(cls, name: str, op: MatchOp, value: str) -> LabelMatcher:
+        regex = compile_regex(value) if op in (MatchOp.RE, MatchOp.NRE) else None
+        return cls(name, op, value, regex)
+
+    def matches(self, value: str) -> bool:
+        op = self.op
+        if op is MatchOp.EQ:
+            return value == self.value
+        if op is MatchOp.NE:
+            return value != self.value
+        assert self.regex is not None
+        hit = self.regex.fullmatch(value) is not None
+        return hit if op is MatchOp.RE else not hit
+
+    def __str__(self) -> str:
+        return f"{self.name}{self.op.value}{self.value!r}"
+
+
+@dataclass(frozen=True, slots=True)
+class NumberLiteral:
+    value: float
+
+
+@dataclass(frozen=True, slots=True)
+class StringLiteral:
+    value: str
+
+
+@dataclass(frozen=True, slots=True)
+class AtModifier:
+    """``@ <unix seconds>``, ``@ start()`` or ``@ end()`` (both the evaluation time here)."""
+
+    kind: Literal["at", "start", "end"]
+    timestamp: float = 0.0
+
+
+@dataclass(frozen=True, slots=True)
+class VectorSelector:
+    name: str | None
+    matchers: tuple[LabelMatcher, ...]
+    offset: float = 0.0
+    at: AtModifier | None = None
+    key: str = field(init=False, compare=False, repr=False)
+
+    def __post_init__(self) -> None:
+        # The selection cache's key: what is selected, independent of offset and @.
+        inner = ",".join(f"{m.name}{m.op.value}{m.value!r}" for m in self.matchers)
+        object.__setattr__(self, "key", f"{self.name or ''}{{{inner}}}")
+
+    def label_matchers(self) -> tuple[LabelMatcher, ...]:
+        """Every matcher, the metric name included as a ``__name__`` equality."""
+        if self.name is None:
+            return self.matchers
+        return (LabelMatcher.of(NAME_LABEL, MatchOp.EQ, self.name), *self.matchers)
+
+
+@dataclass(frozen=True, slots=True)
+class MatrixSelector:
+    selector: VectorSelector
+    range: float
+
+
+@dataclass(frozen=True, slots=True)
+class Call:
+    func: str
+    args: tuple[Expr, ...]
+    returns: ValueType
+
+
+@dataclass(frozen=True, slots=True)
+class Aggregate:
+    op: str
+    expr: Expr
+    param: Expr | None
+    grouping: tuple[str, ...]
+    without: bool
+
+
+@dataclass(frozen=True, slots=True)
+class VectorMatching:
+    card: Cardinality
+    on: bool
+    labels: tuple[str, ...]
+    include: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True, slots=True)
+class Binary:
+    op: str
+    lhs: Expr
+    rhs: Expr
+    return_bool: bool = False
+    matching: VectorMatching | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class Unary:
+    op: Literal["-"]
+    expr: Expr
+
+
+Expr = (
+    NumberLiteral
+    | StringLiteral
+    | VectorSelector
+    | MatrixSelector
+    | Call
+    | Aggregate
+    | Binary
+    | Unary
+)
+
+ARITHMETIC_OPS = frozenset({"+", "-", "*", "/", "%", "^", "atan2"})
+COMPARISON_OPS = frozenset({"==", "!=", ">", "<", ">=", "<="})
+SET_OPS = frozenset({"and", "or", "unless"})
+
+
+def value_type(expr: Expr) -> ValueType:
+    """The static type of an expression (PromQL is typed before it runs)."""
+    if isinstance(expr, NumberLiteral):
+        return ValueType.SCALAR
+    if isinstance(expr, StringLiteral):
+        return ValueType.STRING
+    if isinstance(expr, MatrixSelector):
+        return ValueType.MATRIX
+    if isinstance(expr, Call):
+        return expr.returns
+    if isinstance(expr, Binary):
+        sides = (value_type(expr.lhs), value_type(expr.rhs))
+        return ValueType.SCALAR if sides == (ValueType.SCALAR,) * 2 else ValueType.VECTOR
+    if isinstance(expr, Unary):
+        return value_type(expr.expr)
+    return ValueType.VECTOR
+
+
+def selectors(expr: Expr) -> list[VectorSelector | MatrixSelector]:
+    """Every selector in the expression (e.g. to size retention or list needed metrics)."""
+    out: list[VectorSelector | MatrixSelector] = []
+    stack: list[Expr] = [expr]
+    while stack:
+        node = stack.pop()
+        if isinstance(node, VectorSelector | MatrixSelector):
+            out.append(node)
+        elif isinstance(node, Call):
+            stack.extend(node.args)
+        elif isinstance(node, Aggregate):
+            stack.append(node.expr)
+            if node.param is not None:
+                stack.append(node.param)
+        elif isinstance(node, Binary):
+            stack.extend((node.lhs, node.rhs))
+        elif isinstance(node, Unary):
+            stack.append(node.expr)
+    return out

@@ -1,0 +1,78 @@
+"""PromQL over the in-memory store: load an expression once, evaluate it at any time.
+
+    query = load('sum by (engine) (rate(inferwatch_engine_errors_total[5m])) > 0')
+    result = evaluate(query, store, t)      # Vector (list of Sample), Scalar or String
+
+Semantics are Prometheus 2.42's (reference/promql.md), checked against promtool by the parity
+tests in tests/rules/parity/. ``load`` raises :class:`PromQLError` for anything outside the
+supported subset; ``evaluate`` raises :class:`EvalError` (a ``PromQLError``) where Prometheus
+fails a query (many-to-many matching, duplicate label sets, …).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass, field
+
+from inferwatch.promql.ast import Expr, ValueType, value_type
+from inferwatch.promql.context import Ctx
+from inferwatch.promql.eval import compile_expr
+from inferwatch.promql.index import cache_for
+from inferwatch.promql.load import parse
+from inferwatch.promql.types import (
+    DEFAULT_OPTIONS,
+    EvalError,
+    EvalOptions,
+    PromQLError,
+    Sample,
+    Scalar,
+    String,
+    Value,
+    Vector,
+)
+from inferwatch.store.tsdb import SeriesStore
+
+__all__ = [
+    "DEFAULT_OPTIONS",
+    "EvalError",
+    "EvalOptions",
+    "PromQLError",
+    "Query",
+    "Sample",
+    "Scalar",
+    "String",
+    "Value",
+    "ValueType",
+    "Vector",
+    "evaluate",
+    "load",
+]
+
+
+@dataclass(frozen=True, slots=True)
+class Query:
+    """A loaded expression: its text, syntax tree, result type and compiled form."""
+
+    text: str
+    ast: Expr
+    type: ValueType
+    run: Callable[[Ctx], Value] = field(compare=False, repr=False)
+
+
+def load(text: str) -> Query:
+    """Parse, check and compile ``text``; raises :class:`PromQLError` naming what is wrong."""
+    ast = parse(text)
+    return Query(text, ast, value_type(ast), compile_expr(ast))
+
+
+def evaluate(
+    query: Query | str,
+    store: SeriesStore,
+    t: float,
+    options: EvalOptions = DEFAULT_OPTIONS,
+) -> Value:
+    """Evaluate an instant query at ``t`` (Unix seconds) over ``store``."""
+    if isinstance(query, str):
+        query = load(query)
+    ctx = Ctx(store, float(t), options, cache_for(store))
+    return query.run(ctx)

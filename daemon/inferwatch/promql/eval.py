@@ -1,0 +1,153 @@
+"""The compiler: our syntax tree becomes nested closures, once, at load.
+
+Each node type has one compile path per result type (scalar, instant vector, string); a node of
+the wrong type is a load error. Constant scalar subtrees (``2 ^ 10``, ``-(1/3)``) are folded.
+What remains per evaluation is the reading and the arithmetic, with no dispatch on node types.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+from inferwatch.promql.absent import names_if_empty_without
+from inferwatch.promql.aggregate import build_aggregate
+from inferwatch.promql.ast import (
+    Aggregate,
+    Binary,
+    Call,
+    Expr,
+    NumberLiteral,
+    StringLiteral,
+    Unary,
+    ValueType,
+    VectorSelector,
+    value_type,
+)
+from inferwatch.promql.binary import build_scalar_binary, build_vector_binary, scalar_op
+from inferwatch.promql.context import Ctx, ScalarFn, StringFn, VectorFn
+from inferwatch.promql.functions import FUNCTIONS
+from inferwatch.promql.select import instant
+from inferwatch.promql.types import (
+    PromQLError,
+    Sample,
+    Scalar,
+    String,
+    Value,
+    Vector,
+    check_unique,
+)
+
+Runner = Callable[[Ctx], Value]
+
+
+def _constant(node: Expr) -> float | None:
+    """The value of a scalar subtree made of literals and operators only."""
+    if isinstance(node, NumberLiteral):
+        return node.value
+    if isinstance(node, Unary):
+        inner = _constant(node.expr)
+        return None if inner is None else -inner
+    if isinstance(node, Binary):
+        lhs, rhs = _constant(node.lhs), _constant(node.rhs)
+        if lhs is None or rhs is None:
+            return None
+        return scalar_op(node.op)(lhs, rhs)
+    return None
+
+
+class ClosureCompiler:
+    """Implements the :class:`~inferwatch.promql.context.Compiler` protocol."""
+
+    def scalar(self, node: Expr) -> ScalarFn:
+        const = _constant(node)
+        if const is not None:
+            return lambda ctx: const
+        if isinstance(node, Call):
+            spec = FUNCTIONS[node.func]
+            if spec.scalar is not None:
+                return spec.scalar(node, self)
+        elif isinstance(node, Binary) and value_type(node) is ValueType.SCALAR:
+            return build_scalar_binary(node, self)
+        elif isinstance(node, Unary):
+            inner = self.scalar(node.expr)
+            return lambda ctx: -inner(ctx)
+        raise PromQLError(f"expected a scalar, got {value_type(node)}")
+
+    def vector(self, node: Expr) -> VectorFn:
+        if isinstance(node, VectorSelector):
+            sel = node
+            return lambda ctx: instant(ctx, sel)
+        if isinstance(node, Call):
+            spec = FUNCTIONS[node.func]
+            if spec.vector is not None:
+                return _memoized(repr(node), spec.vector(node, self))
+        elif isinstance(node, Aggregate):
+            return build_aggregate(node, self)
+        elif isinstance(node, Binary) and value_type(node) is ValueType.VECTOR:
+            return build_vector_binary(node, self)
+        elif isinstance(node, Unary):
+            return _negate(self.vector(node.expr))
+        raise PromQLError(f"expected an instant vector, got {value_type(node)}")
+
+    def string(self, node: Expr) -> StringFn:
+        if isinstance(node, StringLiteral):
+            text = node.value
+            return lambda ctx: text
+        raise PromQLError(f"expected a string, got {value_type(node)}")
+
+
+def _memoized(key: str, inner: VectorFn) -> VectorFn:
+    """The call's result is computed once per :class:`Ctx` (vectors are never mutated)."""
+
+    def run(ctx: Ctx) -> Vector:
+        found = ctx.memo.get(key)
+        if found is None:
+            found = ctx.memo[key] = inner(ctx)
+        return found
+
+    return run
+
+
+def _negate(inner: VectorFn) -> VectorFn:
+    def run(ctx: Ctx) -> Vector:
+        out = [Sample("", s.labels, -s.value) for s in inner(ctx)]
+        check_unique(out)
+        return out
+
+    return run
+
+
+def _unless_absent(node: Expr, inner: VectorFn) -> VectorFn:
+    """Skip an expression that is empty while none of the metrics it reads exists."""
+    names = names_if_empty_without(node)
+    if names is None:
+        return inner
+    if len(names) == 1:
+        (name,) = names
+
+        def one(ctx: Ctx) -> Vector:
+            return inner(ctx) if ctx.store.has(name) else []
+
+        return one
+
+    def run(ctx: Ctx) -> Vector:
+        return inner(ctx) if ctx.store.has_any(names) else []
+
+    return run
+
+
+def compile_expr(node: Expr) -> Runner:
+    """A closure evaluating ``node`` at ``ctx.t``; raises :class:`PromQLError` if it can't."""
+    kind = value_type(node)
+    compiler = ClosureCompiler()
+    if kind is ValueType.VECTOR:
+        return _unless_absent(node, compiler.vector(node))
+    if kind is ValueType.SCALAR:
+        scalar = compiler.scalar(node)
+        return lambda ctx: Scalar(scalar(ctx))
+    if kind is ValueType.STRING:
+        string = compiler.string(node)
+        return lambda ctx: String(string(ctx))
+    raise PromQLError(
+        "a range vector is not a valid result; rules need an instant vector or scalar"
+    )

@@ -1,0 +1,123 @@
+"""Which series a selector matches: cached selections over a per-family label index.
+
+Testing every series of a family against the matchers would cost far more than the arithmetic
+(100 rules over thousands of series). A selector's matches change only when a series joins its
+family (the store never removes one), so each selection is cached and reused while the family's
+size is unchanged; a selector without a metric name is revalidated against the store's total
+series count. Recomputing goes through an index of the family by label pair, built once per
+family size, so even a cold tick costs one dictionary lookup per equality matcher.
+
+Selections are sorted by name and labels: Prometheus's order is its storage order, promtool's is
+random (promql.md §10 #2); sorted order is what makes our results reproducible. Regexes are ours
+(RE2's meaning, promql_ast.compile_regex), not the store's.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sized
+from weakref import WeakKeyDictionary
+
+from inferwatch.labels import NAME_LABEL, MatchOp
+from inferwatch.promql.ast import LabelMatcher, VectorSelector
+from inferwatch.store.series import Series
+from inferwatch.store.tsdb import SeriesStore
+
+_MAX_ENTRIES = 4096
+
+
+def family_name(sel: VectorSelector) -> str | None:
+    """The one metric name a selector can match, if it names one."""
+    if sel.name is not None:
+        return sel.name
+    for m in sel.matchers:
+        if m.name == NAME_LABEL and m.op is MatchOp.EQ:
+            return m.value
+    return None
+
+
+def _value(s: Series, label: str) -> str:
+    if label == NAME_LABEL:
+        return s.name
+    for k, v in s.labels:
+        if k == label:
+            return v
+    return ""
+
+
+def _matches(s: Series, matchers: tuple[LabelMatcher, ...]) -> bool:
+    return all(m.matches(_value(s, m.name)) for m in matchers)
+
+
+def _sorted(found: Iterable[Series]) -> list[Series]:
+    return sorted(found, key=lambda s: (s.name, s.labels))
+
+
+class _FamilyIndex:
+    """The series of one family by (label, value), valid for one family size."""
+
+    def __init__(self, size: int, members: Iterable[Series]) -> None:
+        self.size = size
+        self.members = list(members)
+        self.by_pair: dict[tuple[str, str], list[Series]] = {}
+        for s in self.members:
+            for pair in s.labels:
+                self.by_pair.setdefault(pair, []).append(s)
+
+    def candidates(self, matchers: tuple[LabelMatcher, ...]) -> list[Series]:
+        """The smallest member list that every match must be in."""
+        best = self.members
+        for m in matchers:
+            if m.op is MatchOp.EQ and m.value and m.name != NAME_LABEL:
+                listed = self.by_pair.get((m.name, m.value), [])
+                if len(listed) < len(best):
+                    best = listed
+        return best
+
+
+class SelectionCache:
+    """Selections and family indexes of one store."""
+
+    def __init__(self) -> None:
+        self._entries: dict[str, tuple[int, tuple[str, int], list[Series]]] = {}
+        self._families: dict[str, _FamilyIndex] = {}
+
+    def series(self, store: SeriesStore, sel: VectorSelector) -> list[Series]:
+        hit = self._entries.get(sel.key)
+        generation = store.generation
+        if hit is not None and hit[0] == generation:
+            return hit[2]  # no series joined the store since: the selection stands
+        name = family_name(sel)
+        if name is None:
+            token = ("", store.series_count())
+        else:
+            family = store.family(name)
+            token = (name, len(family) if isinstance(family, Sized) else -1)
+        if hit is not None and hit[1] == token and token[1] >= 0:
+            self._entries[sel.key] = (generation, token, hit[2])
+            return hit[2]
+        found = self._select(store, sel, name, token[1])
+        if len(self._entries) >= _MAX_ENTRIES:
+            self._entries.clear()
+        self._entries[sel.key] = (generation if token[1] >= 0 else -1, token, found)
+        return found
+
+    def _select(
+        self, store: SeriesStore, sel: VectorSelector, name: str | None, size: int
+    ) -> list[Series]:
+        matchers = sel.matchers
+        if name is None:
+            return _sorted(s for s in store.all_series() if _matches(s, matchers))
+        index = self._families.get(name)
+        if index is None or index.size != size or size < 0:
+            index = self._families[name] = _FamilyIndex(size, store.family(name))
+        return _sorted(s for s in index.candidates(matchers) if _matches(s, matchers))
+
+
+_CACHES: WeakKeyDictionary[SeriesStore, SelectionCache] = WeakKeyDictionary()
+
+
+def cache_for(store: SeriesStore) -> SelectionCache:
+    cache = _CACHES.get(store)
+    if cache is None:
+        cache = _CACHES[store] = SelectionCache()
+    return cache

@@ -1,0 +1,1 @@
+"""The rotation-safe tailer every file source uses."""

@@ -1,0 +1,77 @@
+"""The async driver of a :class:`~inferwatch.sources.tail.tailer.Tailer`: poll when woken or on a
+timer.
+
+The tailer's :meth:`~inferwatch.sources.tail.tailer.Tailer.poll` is cheap and non-blocking, so it
+runs in the loop thread. Between polls the driver waits for whichever comes first: a wake-up from
+the :class:`~inferwatch.runtime.watch.FileWatcher` (inotify via watchdog) for any directory the
+tailer cares about, or ``poll_interval`` seconds. The timer is the safety net that makes missed or
+overflowed inotify events, unwatchable directories and files moved into place harmless: they only
+cost latency, never lines.
+
+A backlog is drained batch after batch (each at most ``poll_budget_bytes``) with a yield to the
+loop in between, so catching up on a large file does not starve other tasks.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import AsyncIterator, Callable
+
+from inferwatch.runtime.watch import FileWatcher, Subscription
+from inferwatch.sources.tail.model import TailLine
+from inferwatch.sources.tail.tailer import Tailer
+
+
+async def follow(
+    tailer: Tailer,
+    *,
+    watcher: FileWatcher | None = None,
+    interval: float | None = None,
+) -> AsyncIterator[list[TailLine]]:
+    """Yield batches of new lines for ever (until the consumer stops iterating or is cancelled).
+
+    The consumer acknowledges what it has committed with ``tailer.ack(batch[-1].position)`` and
+    stores ``tailer.checkpoint()`` together with the state it derived. Subscriptions are released
+    when the iteration ends (``aclose()``, ``break`` inside ``async with contextlib.aclosing``,
+    or cancellation).
+    """
+    period = tailer.config.poll_interval if interval is None else interval
+    wake = asyncio.Event()
+    subscriptions: dict[str, Subscription] = {}
+    try:
+        while True:
+            if watcher is not None:
+                _sync_subscriptions(watcher, tailer.watch_dirs(), subscriptions, wake.set)
+            wake.clear()
+            batch = tailer.poll()
+            if batch:
+                yield batch
+                continue
+            if tailer.more:
+                await asyncio.sleep(0)
+                continue
+            try:
+                # asyncio.timeout, not wait_for: on 3.11 wait_for can swallow a cancellation
+                # that arrives as the event fires, and the driver would never stop.
+                async with asyncio.timeout(period):
+                    await wake.wait()
+            except TimeoutError:
+                if watcher is not None:
+                    watcher.refresh()
+    finally:
+        for subscription in subscriptions.values():
+            subscription.close()
+
+
+def _sync_subscriptions(
+    watcher: FileWatcher,
+    wanted: frozenset[str],
+    subscriptions: dict[str, Subscription],
+    callback: Callable[[], None],
+) -> None:
+    """Subscribe to directories the tailer now cares about, drop the ones it no longer does."""
+    for path in [p for p in subscriptions if p not in wanted]:
+        subscriptions.pop(path).close()
+    for path in wanted:
+        if path not in subscriptions:
+            subscriptions[path] = watcher.subscribe(path, callback)

@@ -1,0 +1,98 @@
+from __future__ import annotations
+
+import asyncio
+
+from inferwatch.clock import FakeClock
+from inferwatch.errors import NoData
+from inferwatch.labels import make_labels
+from inferwatch.model import Record, SampleBatch
+from inferwatch.pipeline.supervisor import Supervisor
+from inferwatch.pipeline.telemetry import SOURCE_ERRORS, SOURCE_UP, Telemetry
+from inferwatch.sources.base import Emit
+from inferwatch.store.tsdb import SeriesStore
+
+
+class Flaky:
+    name = "flaky"
+
+    def __init__(self, failures: int) -> None:
+        self.failures = failures
+        self.calls = 0
+        self.finished = asyncio.Event()
+
+    async def run(self, emit: Emit) -> None:
+        self.calls += 1
+        if self.calls <= self.failures:
+            raise OSError(f"read failed #{self.calls}")
+        self.finished.set()
+        await asyncio.Event().wait()
+
+
+def test_failing_source_is_counted_and_restarted_with_backoff() -> None:
+    clock = FakeClock()
+    store = SeriesStore(clock)
+    sleeps: list[float] = []
+
+    async def fake_sleep(seconds: float) -> None:
+        sleeps.append(seconds)
+
+    async def scenario() -> Flaky:
+        sup = Supervisor(Telemetry(store), clock, sleep=fake_sleep, backoff_max=8)
+        src = Flaky(failures=5)
+
+        async def emit(_r: Record) -> None:
+            return None
+
+        sup.start(src, emit)
+        await asyncio.wait_for(src.finished.wait(), 5)
+        assert sup.health["flaky"].restarts == 5
+        assert "read failed #5" in sup.health["flaky"].last_error
+        await sup.stop()
+        assert sup.health["flaky"].state == "stopped"
+        return src
+
+    src = asyncio.run(scenario())
+    assert src.calls == 6
+    assert sleeps == [1, 2, 4, 8, 8]
+    errors = store.get(
+        SOURCE_ERRORS, make_labels({"source": "flaky", "stage": "run", "error_type": "OSError"})
+    )
+    assert errors is not None and errors.last() is not None
+    assert errors.vs[-1] == 5.0
+
+
+class Polled:
+    name = "p"
+    interval = 1.0
+
+    def __init__(self, outcome: object) -> None:
+        self.outcome = outcome
+
+    async def poll(self) -> Record | None:
+        if isinstance(self.outcome, Exception):
+            raise self.outcome
+        assert isinstance(self.outcome, SampleBatch)
+        return self.outcome
+
+
+def test_poll_outcomes_set_health_and_up_metric() -> None:
+    clock = FakeClock()
+    store = SeriesStore(clock)
+    sup = Supervisor(Telemetry(store), clock)
+    got: list[Record] = []
+
+    async def emit(r: Record) -> None:
+        got.append(r)
+
+    up = make_labels({"source": "p"})
+    asyncio.run(sup.poll(Polled(NoData("no GPU here")), emit))
+    assert sup.health["p"].state == "no_data"
+    assert store.get(SOURCE_UP, up).vs[-1] == 0.0  # type: ignore[union-attr]
+    asyncio.run(sup.poll(Polled(ValueError("bad json")), emit))
+    assert sup.health["p"].state == "error"
+    batch = SampleBatch("p", clock.time(), ())
+    clock.advance(1)
+    asyncio.run(sup.poll(Polled(batch), emit))
+    assert sup.health["p"].state == "up"
+    assert got == [batch]
+    assert store.get(SOURCE_UP, up).vs[-1] == 1.0  # type: ignore[union-attr]

@@ -1,0 +1,300 @@
+"""Evaluation shortcuts that must not change any result or error: skipping the right operand of
+``and``/``unless``/matching operators when the left is empty and the right cannot fail, running
+the cheaper side of an ``and`` first, skipping an expression while none of the metrics it reads
+exists, and dropping staleness markers from windows by their bit pattern."""
+
+from __future__ import annotations
+
+import math
+import random
+import struct
+from array import array
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from inferwatch.clock import FakeClock
+from inferwatch.labels import make_labels
+from inferwatch.promql import functions as promql_functions
+from inferwatch.promql import select as promql_select
+from inferwatch.promql.absent import names_if_empty_without
+from inferwatch.promql.ast import ValueType
+from inferwatch.promql.cost import cost
+from inferwatch.promql.engine import EvalError, evaluate, load
+from inferwatch.promql.safe import cannot_fail
+from inferwatch.promql.select import _drop_markers
+from inferwatch.store.series import STALE_NAN, is_stale
+from inferwatch.store.tsdb import SeriesStore
+
+
+@pytest.mark.parametrize(
+    ("expr", "safe"),
+    [
+        ("x", True),
+        ("x > 1", True),
+        ("2 < x", True),
+        ("x > bool 1", True),  # drops the name, but one metric's label sets are unique
+        ("x * 2", True),
+        ("time() - last_over_time(x[1h]) > 30", True),
+        ("(x or y) * 2", False),  # two metrics: without their names, label sets may collide
+        ('{__name__="x"} * 2', False),  # (conservatively: the name is a matcher here)
+        ("x + y", True),  # one-to-one on all labels, each side unique
+        ("quantile_over_time(0.5, x[10m]) < 0.85 * quantile_over_time(0.5, y[24h])", True),
+        ("x + on(job) y", False),  # matching on some labels can find two
+        ("x + sum(y)", False),
+        ("last_over_time(x[1h]) > 0", True),
+        ("quantile_over_time(0.5, x[5m]) < 3", True),
+        ('rate({__name__=~"x|y"}[5m])', False),  # no one name: outputs may collide
+        ("min_over_time(x[2m]) == 1 and on(job) y offset 5m == 1", True),
+        ("x or y", True),
+        ("x unless y", True),
+        ("x < on(job) group_left() y", False),  # matching can fail
+        ("sum(x)", False),
+        ("-x", False),
+        ("abs(x)", False),
+        ("vector(1)", False),
+    ],
+)
+def test_cannot_fail(expr: str, safe: bool) -> None:
+    assert cannot_fail(load(expr).ast) is safe
+
+
+def _store() -> SeriesStore:
+    store = SeriesStore(FakeClock(0.0))
+    store.set("m", make_labels({"job": "a", "inst": "1"}), 1.0, 0.0)
+    store.set("m", make_labels({"job": "a", "inst": "2"}), 2.0, 0.0)
+    store.set("n", make_labels({"job": "a"}), 10.0, 0.0)
+    store.set("x", make_labels({"job": "a"}), 1.0, 0.0)
+    return store
+
+
+@pytest.mark.parametrize(
+    "expr",
+    [
+        "nothing and (n + on(job) m)",  # the right side fails on its own: still evaluated
+        "nothing unless (n + on(job) m)",
+        "nothing < on(job) (n + on(job) m)",
+    ],
+)
+def test_an_empty_left_side_still_raises_the_right_sides_error(expr: str) -> None:
+    with pytest.raises(EvalError, match="many-to-many matching not allowed"):
+        evaluate(load(expr), _store(), 0.0)
+
+
+@pytest.mark.parametrize(
+    ("expr", "count"),
+    [
+        ("nothing and x", 0),
+        ("x and nothing", 0),
+        ("x and on(job) m > 1", 1),
+        ("x unless on(job) m > 5", 1),
+        ("nothing unless x", 0),
+        ("x > on(job) group_left() n", 0),
+        ("n > on(job) group_right() x", 1),
+        ("nothing or x", 1),
+    ],
+)
+def test_results_are_unchanged(expr: str, count: int) -> None:
+    assert len(evaluate(load(expr), _store(), 0.0)) == count  # type: ignore[arg-type]
+
+
+@pytest.mark.parametrize(
+    ("expr", "names"),
+    [
+        ("x", {"x"}),
+        ("rate(x[5m]) > 0", {"x"}),
+        ('{__name__="x", job="a"}', {"x"}),
+        ("sum by (job) (increase(x[5m])) > 0 or (x unless x offset 5m)", {"x"}),
+        ("time() - last_over_time(x[1h]) > 30 and on(job) y > 0", {"x", "y"}),
+        ("quantile_over_time(0.5, x[5m]) < on(job) group_left() y", {"x", "y"}),
+        ("abs(-x) * 2", {"x"}),
+        ("day_of_month(x)", {"x"}),
+        ("histogram_quantile(0.9, x)", {"x"}),
+        ("absent(x)", None),  # something out of nothing
+        ("absent_over_time(x[5m])", None),
+        ("x or vector(0)", None),
+        ("day_of_month()", None),
+        ("scalar(x) * y", None),  # scalar() of nothing is NaN, not nothing
+        ("topk(3, x)", None),  # a parameter is checked even over nothing
+        ('{job="a"}', None),  # no metric name: could match anything
+        ('label_replace(x, "a", "$1", "b", "(.*)")', None),
+        ("time()", None),  # a scalar
+    ],
+)
+def test_names_if_empty_without(expr: str, names: set[str] | None) -> None:
+    found = names_if_empty_without(load(expr).ast)
+    assert (None if found is None else set(found)) == names
+
+
+@pytest.mark.parametrize(
+    "expr",
+    [
+        "nothing",
+        "rate(nothing[5m]) > 0",
+        "sum by (job) (increase(nothing[5m])) > 0 or (nothing unless nothing offset 5m)",
+        "time() - last_over_time(nothing[1h]) > 30",
+        "x and on(job) nothing",  # x exists: evaluated, and empty all the same
+    ],
+)
+def test_expressions_over_missing_metrics_are_empty(expr: str) -> None:
+    assert evaluate(load(expr), _store(), 60.0) == []
+
+
+def test_an_expression_is_evaluated_once_its_metric_exists() -> None:
+    store = _store()
+    query = load("rate(late[5m]) > 0")
+    assert evaluate(query, store, 0.0) == []
+    for t in (0.0, 30.0, 60.0):
+        store.set("late", make_labels({"job": "a"}), t, t)
+    assert len(evaluate(query, store, 60.0)) == 1  # type: ignore[arg-type]
+
+
+def _window_reads(monkeypatch: pytest.MonkeyPatch) -> list[str | None]:
+    """The metric names of the range windows read from now on, in order."""
+    reads: list[str | None] = []
+    real = promql_select.windows
+
+    def counting(ctx, msel):  # type: ignore[no-untyped-def]
+        reads.append(msel.selector.name)
+        return real(ctx, msel)
+
+    monkeypatch.setattr(promql_functions, "windows", counting)
+    return reads
+
+
+def test_the_cheap_side_of_an_and_runs_first(monkeypatch: pytest.MonkeyPatch) -> None:
+    """``quantile_over_time(…) and x offset 5m == 1``: the instant check is empty, so the
+    window is never read; with the check true, the result is the left side's, as before."""
+    query = load("quantile_over_time(0.5, m[5m]) and on(job) n offset 1m == 10")
+    ast = query.ast
+    assert cost(ast.rhs) < cost(ast.lhs)  # type: ignore[union-attr]
+    reads = _window_reads(monkeypatch)
+    store = _store()
+    assert evaluate(query, store, 30.0) == []  # n offset 1m: nothing at -30 s
+    assert reads == []
+    store.set("n", make_labels({"job": "a"}), 10.0, 60.0)
+    found = evaluate(query, store, 60.0)
+    assert reads == ["m"]
+    assert sorted(s.value for s in found) == [1.0, 2.0]  # type: ignore[union-attr]
+
+
+def test_a_matching_right_side_runs_only_when_it_could_fail(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """``nothing and (quantile(…) >= on(job) group_left() one)``: the right side can fail
+    only on a duplicate job among ``one``; without one it is not evaluated, with one it is,
+    and raises as Prometheus does."""
+    reads = _window_reads(monkeypatch)
+    query = load("nothing and on(job) quantile_over_time(0.5, m[5m]) >= on(job) group_left() one")
+    store = _store()
+    store.set("one", make_labels({"job": "a"}), 0.5, 0.0)
+    assert evaluate(query, store, 0.0) == []
+    assert reads == []
+    store.set("one", make_labels({"job": "a", "x": "2"}), 0.5, 0.0)  # a second job="a"
+    with pytest.raises(EvalError, match="duplicate series"):
+        evaluate(query, store, 0.0)
+    assert reads == ["m"]
+
+
+def test_the_cheap_side_runs_first_when_the_other_fails_only_as_probed(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """``(quantile(…) < on(job) group_left() one and … ) and on(job) n offset 1m == 10`` (the
+    shape of EngineDecodeBelowAnchor): the left side can fail only on a duplicate job among
+    ``one`` (or ``two``). With the check empty the windows are not read; with a duplicate they
+    are, and the error is raised as Prometheus (which evaluates both sides) raises it."""
+    reads = _window_reads(monkeypatch)
+    query = load(
+        "quantile_over_time(0.5, m[5m]) < on(job) group_left() one"
+        " and on(job) max_over_time(m[5m]) >= on(job) group_left() two"
+        " and on(job) n offset 1m == 10"
+    )
+    store = _store()
+    store.set("one", make_labels({"job": "a"}), 5.0, 0.0)
+    store.set("two", make_labels({"job": "a"}), 1.0, 0.0)
+    assert evaluate(query, store, 30.0) == []  # n offset 1m: nothing at -30 s
+    assert reads == []
+    store.set("n", make_labels({"job": "a"}), 10.0, 60.0)
+    found = evaluate(query, store, 60.0)
+    assert reads == ["m", "m"]
+    assert sorted(s.value for s in found) == [1.0, 2.0]  # type: ignore[union-attr]
+    reads.clear()
+    store = _store()
+    store.set("one", make_labels({"job": "a"}), 5.0, 0.0)
+    store.set("two", make_labels({"job": "a"}), 1.0, 0.0)
+    store.set("two", make_labels({"job": "a", "x": "2"}), 1.0, 0.0)  # a second job="a"
+    with pytest.raises(EvalError, match="duplicate series"):
+        evaluate(query, store, 30.0)  # n offset 1m is empty, and the left side fails
+    assert reads == ["m", "m"]
+
+
+def _reference(ts: array[float], vs: array[float]) -> tuple[array[float], array[float]]:
+    keep = [i for i, v in enumerate(vs) if not (math.isnan(v) and is_stale(v))]
+    return array("d", (ts[i] for i in keep)), array("d", (vs[i] for i in keep))
+
+
+def test_drop_markers_matches_a_sample_by_sample_filter() -> None:
+    rng = random.Random(7)
+    # Two samples whose bytes hold the marker's pattern across their boundary: not a marker.
+    marker = struct.pack("<d", STALE_NAN)
+    lo = struct.unpack("<d", b"\x00" * 5 + marker[:3])[0]
+    hi = struct.unpack("<d", marker[3:] + b"\x00" * 3)[0]
+    choices = [STALE_NAN, math.nan, -math.nan, 1.0, 0.0, -0.0, math.inf, lo, hi]
+    for _ in range(3000):
+        n = rng.randrange(0, 30)
+        vs = array("d", [rng.choice(choices) for _ in range(n)])
+        if n >= 2 and rng.random() < 0.2:
+            vs[0], vs[1] = lo, hi
+        ts = array("d", [float(i) for i in range(n)])
+        got, want = _drop_markers(ts, vs), _reference(ts, vs)
+        assert got[0] == want[0]
+        assert got[1].tobytes() == want[1].tobytes()
+
+
+counter_steps = st.lists(
+    st.tuples(
+        st.sampled_from([5.0, 10.0, 10.0, 15.0, 60.0]),  # time since the last sample
+        st.sampled_from([0.0, 1.0, 2.5, 7.0, -4.0, -1000.0, math.nan, STALE_NAN]),  # change
+    ),
+    min_size=1,
+    max_size=40,
+)
+
+
+@settings(max_examples=200, deadline=None)
+@given(a=counter_steps, b=counter_steps)
+def test_rate_and_increase_read_in_place_as_the_general_path_would(
+    a: list[tuple[float, float]], b: list[tuple[float, float]]
+) -> None:
+    """``rate``/``increase`` read a window without NaN or drop in place (``Series.irregular``);
+    the result is the general path's to the bit: with resets, NaNs, markers and gaps."""
+    store = SeriesStore(FakeClock(0.0), retention_s=math.inf)
+    for job, steps in (("a", a), ("b", b)):
+        t, value = 0.0, 0.0
+        for gap, change in steps:
+            t += gap
+            if math.isnan(change):
+                store.set("c", make_labels({"job": job}), change, t)
+                continue
+            value = max(0.0, value + change) if change > -1000 else 0.0
+            store.set("c", make_labels({"job": job}), value, t)
+    texts = ("rate(c[1m])", "increase(c[2m])", "increase(c[30s])")
+    times = [float(t) for t in range(0, 700, 35)]
+
+    def results() -> list[list[tuple[object, str]]]:
+        queries = [load(text) for text in texts]
+        return [
+            sorted((s.labels, repr(s.value)) for s in evaluate(q, store, t))  # type: ignore[union-attr]
+            for q in queries
+            for t in times
+        ]
+
+    fast = results()
+    with pytest.MonkeyPatch.context() as patch:  # the general range-function path
+        for name in ("rate", "increase"):
+            general = promql_functions.FunctionSpec(
+                (ValueType.MATRIX,), promql_functions._range(name)
+            )
+            patch.setitem(promql_functions.FUNCTIONS, name, general)  # type: ignore[arg-type]
+        assert fast == results()
