@@ -31,6 +31,7 @@ lint: $(VENV)/.installed-dev
 	$(BIN)/ruff check daemon tests bench
 	$(BIN)/ruff format --check daemon tests bench
 	$(BIN)/mypy
+	$(BIN)/lint-imports
 
 unit: $(VENV)/.installed-dev
 	$(BIN)/pytest -m "not integration and not kmsg"

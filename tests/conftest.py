@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import shutil
 import socket
 import time
 from collections.abc import Callable
@@ -39,7 +40,6 @@ def free_port() -> int:
 
 def require_tool(path: str) -> str:
     """A real external tool the suite depends on: missing is a failure under CI, else a skip."""
-    import shutil
 
     found = shutil.which(path)
     if found:

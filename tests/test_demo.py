@@ -3,6 +3,7 @@ real file tailer (the demo itself fails when none arrived)."""
 
 from __future__ import annotations
 
+import json
 import subprocess
 import sys
 
@@ -33,7 +34,6 @@ def test_demo_runs_for_ten_seconds_and_reads_the_engine_log() -> None:
     assert result.returncode == 0, result.stderr[-3000:]
     finished = [line for line in result.stderr.splitlines() if '"demo finished"' in line]
     assert finished, result.stderr[-3000:]
-    import json
 
     summary = json.loads(finished[-1])
     assert summary["engine_lines_read"] > 0

@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from inferwatch.config.loader import parse_config
+from inferwatch.configfile import parse_config
 
 README = Path(__file__).resolve().parents[1] / "README.md"
 

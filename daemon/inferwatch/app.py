@@ -20,9 +20,10 @@ from typing import Any
 from inferwatch import __version__
 from inferwatch.alerts.model import AlertTransition
 from inferwatch.clock import SYSTEM_CLOCK, Clock
-from inferwatch.config.loader import load_config
+from inferwatch.config.defaults import default_external_labels
 from inferwatch.config.models import Config
 from inferwatch.config.types import split_listen
+from inferwatch.configfile import load_config
 from inferwatch.errors import ConfigError
 from inferwatch.export.collector import StoreCollector
 from inferwatch.export.server import ExportServer, build_registry
@@ -37,7 +38,7 @@ from inferwatch.pipeline.dispatch import Dispatcher
 from inferwatch.pipeline.registry import BuildContext, Built, build_all
 from inferwatch.pipeline.supervisor import Supervisor
 from inferwatch.pipeline.telemetry import Telemetry
-from inferwatch.rules.service import RuleService, default_external_labels
+from inferwatch.rules.service import RuleService
 from inferwatch.runtime.blocking import BlockingPool
 from inferwatch.runtime.live_scheduler import LiveScheduler
 from inferwatch.runtime.sdnotify import Notifier
@@ -274,6 +275,8 @@ class Daemon:
             log.info("source disabled by config", source=name)
         for name, handler in self.built.line_handlers.items():
             self.dispatcher.on_lines(name, handler)
+        for name, status_handler in self.built.status_handlers.items():
+            self.dispatcher.on_status(name, status_handler)
         for source in self.built.sources:
             self.bus.consume(source.name, self.dispatcher)
             self.supervisor.start(source, self.bus.emitter(source.name))

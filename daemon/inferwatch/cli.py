@@ -24,7 +24,7 @@ if TYPE_CHECKING:
 
 
 def load_config(path: str | None) -> Config:
-    from inferwatch.config.loader import load_config as load
+    from inferwatch.configfile import load_config as load
 
     return load(path)
 

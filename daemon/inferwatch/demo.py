@@ -14,7 +14,7 @@ import time
 from pathlib import Path
 
 from inferwatch.app import Daemon
-from inferwatch.config.loader import parse_config
+from inferwatch.configfile import parse_config
 from inferwatch.demo_host import (
     SCENARIO,
     engine_logger,

@@ -2,14 +2,30 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
+from enum import StrEnum
 from typing import Any
 
 from inferwatch.labels import Labels
-from inferwatch.store.series import Kind
 
 Ack = Callable[[], None]
+
+
+LEVEL_NAMES = ("emerg", "alert", "crit", "err", "warn", "notice", "info", "debug")
+FACILITY_NAMES = (
+    "kern", "user", "mail", "daemon", "auth", "syslog", "lpr", "news",
+    "uucp", "cron", "authpriv", "ftp", "", "", "", "",
+    "local0", "local1", "local2", "local3", "local4", "local5", "local6", "local7",
+)  # fmt: skip
+
+
+class Kind(StrEnum):
+    """A series' type, as Prometheus's exposition names it."""
+
+    COUNTER = "counter"
+    GAUGE = "gauge"
+    HISTOGRAM = "histogram"  # metadata only: stored as _bucket/_sum/_count counter series
 
 
 @dataclass(frozen=True, slots=True)
@@ -55,7 +71,75 @@ class SampleBatch:
     ack: Ack | None = field(default=None, compare=False, repr=False)
 
 
-Record = LineRecord | SampleBatch | Gap
+@dataclass(frozen=True, slots=True)
+class JournalRecord(LineRecord):
+    """A kernel message from the journal: ``text`` is MESSAGE, already unescaped."""
+
+    cursor: str = ""
+    realtime_usec: int | None = None
+    monotonic_usec: int | None = None
+    source_monotonic_usec: int | None = None
+    boot_id: str | None = None
+    priority: int | None = None
+    facility: int | None = None
+
+    @property
+    def wall_time(self) -> float:
+        """When the kernel logged it: journald's receive time, less the delay between the
+        kernel's and journald's monotonic stamps (large for early-boot records journald read
+        late from the ring); the read time when the journal gave no time."""
+        if self.realtime_usec is None:
+            return self.read_at
+        delay = 0
+        if self.monotonic_usec is not None and self.source_monotonic_usec is not None:
+            delay = max(0, self.monotonic_usec - self.source_monotonic_usec)
+        return (self.realtime_usec - delay) / 1_000_000
+
+    @property
+    def level(self) -> str | None:
+        return _name(LEVEL_NAMES, self.priority)
+
+    @property
+    def facility_name(self) -> str | None:
+        return _name(FACILITY_NAMES, self.facility)
+
+    @property
+    def key(self) -> str:
+        """Idempotency key: a cursor names one journal entry for good."""
+        return f"journal:{self.cursor}"
+
+
+def _name(names: Sequence[str], number: int | None) -> str | None:
+    return names[number] or None if number is not None and 0 <= number < len(names) else None
+
+
+@dataclass(frozen=True, slots=True)
+class DockerRecord(LineRecord):
+    """A container line: ``text`` without docker's time prefix, which is ``stamp``."""
+
+    stamp: str = ""
+    ns: int | None = None
+
+    @property
+    def wall_time(self) -> float:
+        """When docker received the line (UTC, complete); the read time without one."""
+        return self.ns / 1e9 if self.ns is not None else self.read_at
+
+
+@dataclass(frozen=True, slots=True)
+class ScrapeStatus:
+    """An up/down change of one engine's scrape, emitted by the scrape source on its own queue
+    (``source``) before the body it concerns; ``error`` says why it is down."""
+
+    source: str
+    engine: str
+    up: bool
+    at: float
+    error: str = ""
+    ack: Ack | None = field(default=None, compare=False, repr=False)
+
+
+Record = LineRecord | SampleBatch | Gap | ScrapeStatus
 
 
 @dataclass(frozen=True, slots=True)

@@ -5,8 +5,7 @@ from __future__ import annotations
 import pytest
 
 from inferwatch.alerts.lifecycle import Candidate, LimitExceeded, RuleAlerts
-from inferwatch.alerts.model import AlertState
-from inferwatch.rules.ruleset import RuleKey
+from inferwatch.alerts.model import AlertState, RuleKey
 
 KEY = RuleKey("r.yaml", "g", "A", "x > 0", ())
 L1 = (("alertname", "A"), ("i", "1"))

@@ -10,7 +10,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from inferwatch.alerts.lifecycle import Candidate, RuleAlerts
-from inferwatch.rules.ruleset import RuleKey
+from inferwatch.alerts.model import RuleKey
 
 KEY = RuleKey("r.yaml", "g", "A", "x > 0", ())
 LABELS = [(("alertname", "A"), ("i", str(i))) for i in range(3)]

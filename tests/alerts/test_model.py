@@ -2,8 +2,7 @@
 
 from __future__ import annotations
 
-from inferwatch.alerts.model import Alert, AlertState, AlertTransition
-from inferwatch.rules.ruleset import RuleKey
+from inferwatch.alerts.model import Alert, AlertState, AlertTransition, RuleKey
 
 KEY = RuleKey("r.yaml", "g", "A", "x > 0", ())
 

@@ -7,12 +7,12 @@ from dataclasses import replace
 
 import pytest
 
-from inferwatch.alerts.model import Alert, AlertState
+from inferwatch.alerts.model import Alert, AlertState, RuleKey
 from inferwatch.alerts.state import RestorePolicy, StateError, decode, encode, restored
 from inferwatch.clock import FakeClock
 from inferwatch.rules.evaluator import RuleManager
 from inferwatch.rules.loader import load_rule_text
-from inferwatch.rules.ruleset import RuleKey, RuleSet
+from inferwatch.rules.ruleset import RuleSet
 from inferwatch.store.tsdb import SeriesStore
 
 KEY = RuleKey("r.yaml", "g", "A", "x > 0", (("severity", "page"),))

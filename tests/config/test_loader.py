@@ -6,8 +6,8 @@ from pathlib import Path
 
 import pytest
 
-from inferwatch.config.loader import load_config, parse_config
 from inferwatch.config.models import DEFAULT_LISTEN, Config
+from inferwatch.configfile import load_config, parse_config
 from inferwatch.errors import ConfigError
 
 FIXTURES = Path(__file__).parents[1] / "fixtures" / "config"

@@ -1,14 +1,17 @@
 from __future__ import annotations
 
 import re
+import subprocess
 
 from prometheus_client import generate_latest
 
+from conftest import require_tool
 from inferwatch.clock import FakeClock
 from inferwatch.export.collector import StoreCollector
 from inferwatch.export.server import build_registry
 from inferwatch.labels import make_labels
-from inferwatch.store.series import Kind
+from inferwatch.model import Kind
+from inferwatch.store.histogram import describe_histogram, observe
 from inferwatch.store.tsdb import SeriesStore
 
 
@@ -50,10 +53,6 @@ def test_family_without_live_series_is_omitted() -> None:
 
 
 def test_a_histogram_is_one_family_that_promtool_accepts() -> None:
-    import subprocess
-
-    from conftest import require_tool
-    from inferwatch.store.histogram import describe_histogram, observe
 
     clock = FakeClock(1000.0)
     store = SeriesStore(clock)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import signal
 import subprocess
 import sys
 from pathlib import Path
@@ -107,7 +108,6 @@ def test_sigterm_writes_snapshot_and_restart_restores_series(tmp_path: Path) -> 
 
 
 def test_sighup_with_bad_config_keeps_running(tmp_path: Path) -> None:
-    import signal
 
     config = tmp_path / "c.yaml"
     config.write_text("gpus:\n  backend: 'off'\n")

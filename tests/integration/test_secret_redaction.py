@@ -9,6 +9,7 @@ answer or the request would carry the secret out.
 from __future__ import annotations
 
 import json
+import os
 import sqlite3
 import subprocess
 import sys
@@ -133,6 +134,5 @@ def test_a_planted_secret_never_leaves(tmp_path: Path, echo: str) -> None:
 
 
 def _env() -> dict[str, str]:
-    import os
 
     return {k: v for k, v in os.environ.items() if k != "IW_TEST_TELEGRAM"}

@@ -17,15 +17,14 @@ from typing import Any
 from aiohttp import web
 
 from conftest import free_port
-from inferwatch.alerts.model import Alert, AlertState, AlertTransition
+from inferwatch.alerts.model import Alert, AlertState, AlertTransition, RuleKey
 from inferwatch.clock import FakeClock
-from inferwatch.config.loader import parse_config
+from inferwatch.configfile import parse_config
 from inferwatch.labels import make_labels
 from inferwatch.notify.deadletter import ALERTNAME as UNDELIVERED
 from inferwatch.notify.outbox import RowState
 from inferwatch.notify.retry import Outcome
 from inferwatch.notify.service import NotifyService
-from inferwatch.rules.ruleset import RuleKey
 from inferwatch.store.tsdb import SeriesStore
 
 T0 = datetime(2026, 11, 30, 2, 0, tzinfo=UTC).timestamp()  # 02:00 UTC, inside "night"

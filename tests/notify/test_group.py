@@ -5,7 +5,7 @@ from typing import Any
 
 import pytest
 
-from inferwatch.alerts.model import Alert, AlertState
+from inferwatch.alerts.model import Alert, AlertState, RuleKey
 from inferwatch.clock import FakeClock
 from inferwatch.config.alertmanager import Route, TimeInterval
 from inferwatch.labels import Labels, make_labels
@@ -13,7 +13,6 @@ from inferwatch.notify.group import Flush, Grouper, repeat_interval
 from inferwatch.notify.route import RouteNode, build_tree
 from inferwatch.notify.stages import mute_check
 from inferwatch.notify.timeintervals import load_intervals
-from inferwatch.rules.ruleset import RuleKey
 
 KEY = RuleKey("r.yaml", "g", "A", "x > 0", ())
 T0 = 1_700_000_000.0

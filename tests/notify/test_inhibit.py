@@ -2,12 +2,11 @@ from __future__ import annotations
 
 import pytest
 
-from inferwatch.alerts.model import Alert, AlertState
+from inferwatch.alerts.model import Alert, AlertState, RuleKey
 from inferwatch.config.alertmanager import InhibitRule
 from inferwatch.labels import make_labels
 from inferwatch.notify.inhibit import Inhibitor
 from inferwatch.notify.stages import Muter
-from inferwatch.rules.ruleset import RuleKey
 
 KEY = RuleKey("r.yaml", "g", "A", "x > 0", ())
 

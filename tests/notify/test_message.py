@@ -7,7 +7,16 @@ from typing import Any
 from hypothesis import given
 from hypothesis import strategies as st
 
-from inferwatch.notify.message import duration_text, fit, render, size, title_of, top_severity
+from inferwatch.configfile import parse_config
+from inferwatch.notify.message import (
+    duration_text,
+    fit,
+    links_of,
+    render,
+    size,
+    title_of,
+    top_severity,
+)
 
 FIRING: dict[str, Any] = {
     "status": "firing",
@@ -102,7 +111,6 @@ def test_duration_text() -> None:
 
 
 def test_a_digest_keeps_its_lines_and_has_no_since_line() -> None:
-    from inferwatch.notify.message import render
 
     text = "Last 24 h on gpu-a\nBusy 9 h (yesterday 7 h)\nflash: decode 104 t/s (-3 %)"
     payload = {
@@ -121,8 +129,6 @@ def test_a_digest_keeps_its_lines_and_has_no_since_line() -> None:
 
 
 def test_links_to_runbook_status_page_and_dashboard_close_the_message() -> None:
-    from inferwatch.config.loader import parse_config
-    from inferwatch.notify.message import links_of, render
 
     config = parse_config(
         "external_url: http://gpu-a:9945/\ngrafana_url: http://gpu-a:3000/d/inferwatch\n", "c.yaml"

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import json
 
-from inferwatch.alerts.model import Alert, AlertState
+from inferwatch.alerts.model import Alert, AlertState, RuleKey
 from inferwatch.labels import make_labels
 from inferwatch.notify.payload import (
     ZERO_TIME,
@@ -14,7 +14,6 @@ from inferwatch.notify.payload import (
     webhook_v4,
     without_resolved,
 )
-from inferwatch.rules.ruleset import RuleKey
 
 T0 = 1_788_228_007.0  # 2026-09-01T02:00:07Z
 RULE = RuleKey("r.yaml", "g", "EngineDown", "up == 0", ())

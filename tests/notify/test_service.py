@@ -5,12 +5,11 @@ from __future__ import annotations
 import asyncio
 from pathlib import Path
 
-from inferwatch.alerts.model import Alert, AlertState, AlertTransition
+from inferwatch.alerts.model import Alert, AlertState, AlertTransition, RuleKey
 from inferwatch.clock import FakeClock
-from inferwatch.config.loader import parse_config
+from inferwatch.configfile import parse_config
 from inferwatch.labels import make_labels
 from inferwatch.notify.service import NotifyService
-from inferwatch.rules.ruleset import RuleKey
 from inferwatch.store.tsdb import SeriesStore
 
 

@@ -14,8 +14,8 @@ from typing import Any
 import pytest
 
 from conftest import free_port
-from inferwatch.config.loader import load_config
 from inferwatch.config.models import Config
+from inferwatch.configfile import load_config
 from inferwatch.notify.testsend import TEST_ALERTNAME, UnknownReceiverError, send_test
 
 

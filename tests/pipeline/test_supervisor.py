@@ -5,7 +5,7 @@ import asyncio
 from inferwatch.clock import FakeClock
 from inferwatch.errors import NoData
 from inferwatch.labels import make_labels
-from inferwatch.model import Record, SampleBatch
+from inferwatch.model import Record, SampleBatch, ScrapeStatus
 from inferwatch.pipeline.supervisor import Supervisor
 from inferwatch.pipeline.telemetry import SOURCE_ERRORS, SOURCE_UP, Telemetry
 from inferwatch.sources.base import Emit
@@ -96,3 +96,32 @@ def test_poll_outcomes_set_health_and_up_metric() -> None:
     assert sup.health["p"].state == "up"
     assert got == [batch]
     assert store.get(SOURCE_UP, up).vs[-1] == 1.0  # type: ignore[union-attr]
+
+
+class Announcer(Polled):
+    """A polled source that reports its up/down changes as records (a scrape does)."""
+
+    def __init__(self, outcome: object, notices: list[Record]) -> None:
+        super().__init__(outcome)
+        self.pending = notices
+
+    def notices(self) -> list[Record]:
+        out, self.pending = self.pending, []
+        return out
+
+
+def test_a_polls_notices_are_emitted_before_its_record_and_after_a_failure() -> None:
+    clock = FakeClock()
+    sup = Supervisor(Telemetry(SeriesStore(clock)), clock)
+    got: list[Record] = []
+
+    async def emit(r: Record) -> None:
+        got.append(r)
+
+    down = ScrapeStatus("p", "vllm", False, 1.0, "ConnectError: refused")
+    asyncio.run(sup.poll(Announcer(ValueError("refused"), [down]), emit))
+    assert got == [down]  # the failure is counted and its status still reaches the bus
+    up = ScrapeStatus("p", "vllm", True, 2.0)
+    batch = SampleBatch("p", 2.0, ())
+    asyncio.run(sup.poll(Announcer(batch, [up]), emit))
+    assert got == [down, up, batch]

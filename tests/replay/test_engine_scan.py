@@ -3,16 +3,20 @@ lines gives the same events as replay over every line of the file."""
 
 from __future__ import annotations
 
+import asyncio
 import io
 import json
 import mmap
 import random
+from collections import deque
 from collections.abc import Iterator
+from concurrent.futures import Future
 from datetime import UTC
 from pathlib import Path
 
 import pytest
 
+import inferwatch.replay.engine_scan as scan
 from inferwatch.replay import engine_parts, engine_scan, timeline
 from inferwatch.replay.engine_scan import anchor_lines
 from inferwatch.replay.output import Writer
@@ -69,7 +73,6 @@ def replay_docs(path: Path, monkeypatch: pytest.MonkeyPatch, reader: object) -> 
     out = io.StringIO()
     ctx = TimeContext(year=2026, tz=UTC)
     replay = Replay(ReplayInputs(engine_logs=[str(path)]), Writer(out, "jsonl", ctx.tz), ctx)
-    import asyncio
 
     asyncio.run(replay.run())
     doc, _ = replay.summary()
@@ -151,7 +154,6 @@ def test_parallel_parts_keep_line_numbers(tmp_path: Path) -> None:
     path = mixed_log(tmp_path)
     one = list(anchor_lines(path, workers=1))
     assert one
-    import inferwatch.replay.engine_scan as scan
 
     old = scan.PARALLEL_FROM
     scan.PARALLEL_FROM = 0
@@ -167,8 +169,6 @@ def test_parallel_parts_keep_line_numbers(tmp_path: Path) -> None:
 def test_the_replay_scans_parts_no_worker_has_started(tmp_path: Path) -> None:
     """While the next part is not ready, the replay process takes queued parts from the back
     and scans them itself; the parts still come out in file order, as the workers give them."""
-    from collections import deque
-    from concurrent.futures import Future
 
     path = mixed_log(tmp_path)
     size = path.stat().st_size

@@ -6,6 +6,7 @@ The goldens are regenerated only on request: ``pytest tests/replay --update-gold
 from __future__ import annotations
 
 import json
+import os
 from pathlib import Path
 
 import pytest
@@ -22,7 +23,6 @@ def run_replay(capsys: pytest.CaptureFixture[str], name: str) -> list[dict[str, 
     flag = "--kernel" if name.startswith("xid") else "--engine-log"
     # Sources are given relative to the repo so the goldens do not depend on the checkout path.
     rel = path.relative_to(Path(__file__).parents[2])
-    import os
 
     cwd = Path.cwd()
     os.chdir(Path(__file__).parents[2])

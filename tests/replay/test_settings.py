@@ -7,8 +7,8 @@ import subprocess
 import sys
 from pathlib import Path
 
-from inferwatch.config.loader import parse_config
 from inferwatch.config.models import Config
+from inferwatch.configfile import parse_config
 from inferwatch.replay.settings import ReplaySettings
 
 

@@ -8,6 +8,7 @@ from collections.abc import Iterator
 
 import pytest
 
+from inferwatch.alerts import lifecycle
 from inferwatch.alerts.model import AlertState
 from inferwatch.clock import FakeClock
 from inferwatch.promql import functions as promql_functions
@@ -374,7 +375,6 @@ groups:
 
 def _history(skip: bool, monkeypatch: pytest.MonkeyPatch) -> list[object]:
     """Every evaluation's transitions and held alerts (resolved included), x high for 30 s."""
-    from inferwatch.alerts import lifecycle
 
     if not skip:
         monkeypatch.setattr(lifecycle.RuleAlerts, "settled", lambda *_args: False)

@@ -25,8 +25,8 @@ import pytest
 
 from conftest import REPO, wait_until
 from inferwatch.clock import FakeClock
-from inferwatch.config.loader import parse_config
 from inferwatch.config.models import EngineConfig
+from inferwatch.configfile import parse_config
 from inferwatch.derive.engine.names import DECODE, MAL
 from inferwatch.errors import NoData
 from inferwatch.model import Event, Record

@@ -9,8 +9,11 @@ import pytest
 
 from inferwatch.clock import SystemClock
 from inferwatch.errors import NoData
+from inferwatch.labels import make_labels
 from inferwatch.model import LineRecord, Record
+from inferwatch.pipeline.tail_metrics import tail_tick
 from inferwatch.sources.engine_log import FileLinesSource
+from inferwatch.store.tsdb import SeriesStore
 
 
 def test_missing_log_is_no_data_then_followed(tmp_path: Path) -> None:
@@ -48,9 +51,6 @@ def test_missing_log_is_no_data_then_followed(tmp_path: Path) -> None:
 
 
 def test_tailer_numbers_and_file_health_become_metrics(tmp_path: Path) -> None:
-    from inferwatch.labels import make_labels
-    from inferwatch.pipeline.tail_metrics import tail_tick
-    from inferwatch.store.tsdb import SeriesStore
 
     path = tmp_path / "pipeline.log"
     path.write_text("one\ntwo\nthree\n")

@@ -26,11 +26,10 @@ from inferwatch.clock import FakeClock
 from inferwatch.derive.kernel.effects import KernelInput
 from inferwatch.derive.kernel.pipeline import KernelPipeline
 from inferwatch.errors import NoData
-from inferwatch.model import Event, Gap, Record
+from inferwatch.model import Event, Gap, JournalRecord, Record
 from inferwatch.sources.journald import (
     JournalctlFailed,
     JournaldSource,
-    JournalRecord,
     cursor_realtime,
     decode_entry,
     field_text,
@@ -324,9 +323,6 @@ def test_fixture_through_the_kernel_pipeline(tmp_path: Path) -> None:
 
 
 def test_engine_unit_command_filters_by_unit_not_kernel_transport() -> None:
-    from inferwatch.clock import FakeClock
-    from inferwatch.sources.journald import JournaldSource
-
     src = JournaldSource(
         FakeClock(), name="engine:flash:journal", matches=("-u", "flashnext.service"),
         start=("-n", "1000"), checkpoint={"cursor": "s=abc;i=1"},

@@ -22,9 +22,9 @@ from inferwatch.derive.effects import GaugeSet
 from inferwatch.derive.engine import names as n
 from inferwatch.derive.engine.metrics import EngineMetricsDeriver
 from inferwatch.labels import make_labels
-from inferwatch.model import LineRecord
+from inferwatch.model import LineRecord, Record, ScrapeStatus
 from inferwatch.parsers.promtext import parse_exposition
-from inferwatch.sources.scrape import ScrapeError, ScrapeSource, ScrapeStatus
+from inferwatch.sources.scrape import ScrapeError, ScrapeSource
 
 FIXTURES = Path(__file__).resolve().parents[1] / "fixtures" / "engine"
 E0 = make_labels({"engine": "vllm", "dp_rank": "0"})
@@ -84,14 +84,15 @@ def fixture(number: int) -> bytes:
 def test_scrapes_feed_the_derivation_including_a_counter_reset(engine: Engine) -> None:
     engine.answers = [(200, fixture(1)), (200, fixture(2)), (200, fixture(3))]
     clock = FakeClock(1000.0)
-    statuses: list[ScrapeStatus] = []
-    source = ScrapeSource("vllm", engine.url, clock=clock, on_status=statuses.append)
+    statuses: list[Record] = []
+    source = ScrapeSource("vllm", engine.url, clock=clock)
     deriver = EngineMetricsDeriver("vllm")
 
     async def scrape_three() -> list[LineRecord]:
         records = []
         for _ in range(3):
             records.append(await source.poll())
+            statuses.extend(source.notices())
             clock.advance(10.0)
         await source.aclose()
         return records
@@ -103,7 +104,8 @@ def test_scrapes_feed_the_derivation_including_a_counter_reset(engine: Engine) -
         ("scrape:vllm", engine.url, 2, 1010.0),
         ("scrape:vllm", engine.url, 3, 1020.0),
     ]
-    assert statuses == [ScrapeStatus("vllm", True, 1000.0)]  # told once, on the first result
+    # told once, on the first result, as a record on the scrape's own queue
+    assert statuses == [ScrapeStatus("scrape:vllm", "vllm", True, 1000.0)]
     assert engine.requests[0]["Accept"].startswith("text/plain")
 
     results = [deriver.feed(parse_exposition(r.text), r.read_at) for r in records]
@@ -118,14 +120,23 @@ def test_scrapes_feed_the_derivation_including_a_counter_reset(engine: Engine) -
 def test_failures_are_raised_and_flip_up_down(engine: Engine) -> None:
     engine.answers = [(200, fixture(1)), (500, b"engine dead\n"), (200, fixture(2))]
     statuses: list[ScrapeStatus] = []
-    source = ScrapeSource("vllm", engine.url, clock=FakeClock(5.0), on_status=statuses.append)
+    source = ScrapeSource("vllm", engine.url, clock=FakeClock(5.0))
+
+    def take() -> None:
+        for notice in source.notices():
+            assert isinstance(notice, ScrapeStatus)
+            statuses.append(notice)
 
     async def go() -> None:
         await source.poll()
+        take()
         with pytest.raises(ScrapeError, match="HTTP 500"):
             await source.poll()
+        take()
         assert source.up is False
         await source.poll()
+        take()
+        take()  # taken once
         await source.aclose()
 
     asyncio.run(go())

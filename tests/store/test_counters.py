@@ -2,6 +2,10 @@
 
 from __future__ import annotations
 
+import math
+import random
+from array import array
+
 import pytest
 
 from inferwatch.store.counters import count_resets, extrapolated_delta, reset_corrected_increase
@@ -69,9 +73,6 @@ def test_reset_helpers() -> None:
 
 def test_reset_correction_matches_a_sample_by_sample_reading() -> None:
     """The no-drop shortcut gives what walking the samples gives, NaNs and repeats included."""
-    import math
-    import random
-    from array import array
 
     def walk(values: array[float]) -> float:
         if len(values) < 2:

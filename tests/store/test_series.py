@@ -5,7 +5,8 @@ import math
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from inferwatch.store.series import STALE_NAN, Kind, Series, is_stale
+from inferwatch.model import Kind
+from inferwatch.store.series import STALE_NAN, Series, is_stale
 
 
 def make(samples: list[tuple[float, float]]) -> Series:

@@ -4,7 +4,7 @@ import itertools
 
 from inferwatch.clock import FakeClock
 from inferwatch.labels import Matcher, make_labels
-from inferwatch.store.series import Kind
+from inferwatch.model import Kind
 from inferwatch.store.tsdb import SeriesStore
 
 

@@ -22,9 +22,8 @@ from collections.abc import Collection, Iterable
 from dataclasses import dataclass
 from typing import NamedTuple
 
-from inferwatch.alerts.model import Alert, AlertState, AlertTransition, Annotations
+from inferwatch.alerts.model import Alert, AlertState, AlertTransition, Annotations, RuleKey
 from inferwatch.labels import Labels
-from inferwatch.rules.ruleset import RuleKey
 
 RESOLVED_RETENTION_S = 900.0
 

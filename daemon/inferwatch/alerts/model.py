@@ -16,9 +16,19 @@ from enum import StrEnum
 from typing import Any
 
 from inferwatch.labels import Labels
-from inferwatch.rules.ruleset import RuleKey
 
 ALERTNAME = "alertname"
+
+
+@dataclass(frozen=True, slots=True)
+class RuleKey:
+    """What makes a rule "the same rule" across a reload or a restart."""
+
+    file: str
+    group: str
+    name: str
+    expr: str
+    labels: Labels
 
 
 class AlertState(StrEnum):

@@ -20,9 +20,8 @@ from collections.abc import Iterable
 from dataclasses import dataclass, replace
 from typing import Any
 
-from inferwatch.alerts.model import Alert, AlertState
+from inferwatch.alerts.model import Alert, AlertState, RuleKey
 from inferwatch.labels import make_labels
-from inferwatch.rules.ruleset import RuleKey
 
 VERSION = 1
 FOR_OUTAGE_TOLERANCE_S = 3600.0

@@ -1,19 +1,26 @@
-"""Load and validate the configuration file, reporting every problem at its line and column."""
+"""Load and validate the configuration file, reporting every problem at its line and column.
+
+The models check types and shapes; ``checks`` add what only the parts that use a section can
+judge (``notify.validate``: routes, receivers, digests). ``inferwatch.configfile`` passes every
+such check; code here imports none of them.
+"""
 
 from __future__ import annotations
 
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
 from pydantic import ValidationError
 
 from inferwatch.config.models import Config
-from inferwatch.config.semantic import semantic_problems
 from inferwatch.config.yamlpos import Located, format_loc, load_located
 from inferwatch.errors import ConfigError, Problem
 
+Check = Callable[[Config, Located, str], list[Problem]]
 
-def load_config(path: Path | str | None) -> Config:
+
+def load_config(path: Path | str | None, checks: Sequence[Check] = ()) -> Config:
     """The config from ``path``, or the embedded defaults when ``path`` is None."""
     if path is None:
         return Config()
@@ -24,10 +31,10 @@ def load_config(path: Path | str | None) -> Config:
         raise ConfigError([Problem(name, 1, 1, "", f"cannot read: {exc.strerror}")]) from None
     except UnicodeDecodeError as exc:
         raise ConfigError([Problem(name, 1, 1, "", f"not UTF-8 text: {exc.reason}")]) from None
-    return parse_config(text, name)
+    return parse_config(text, name, checks)
 
 
-def parse_config(text: str, name: str) -> Config:
+def parse_config(text: str, name: str, checks: Sequence[Check] = ()) -> Config:
     located = load_located(text, name)
     problems = list(located.problems)
     if located.data is not None and not isinstance(located.data, dict):
@@ -38,7 +45,7 @@ def parse_config(text: str, name: str) -> Config:
         config = Config.model_validate(located.data)
     except ValidationError as exc:
         raise ConfigError(_problems(exc, located, name)) from None
-    problems = semantic_problems(config, located, name)
+    problems = [problem for check in checks for problem in check(config, located, name)]
     if problems:
         raise ConfigError(problems)
     return config

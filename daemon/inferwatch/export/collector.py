@@ -12,8 +12,8 @@ from prometheus_client.metrics_core import Metric
 from prometheus_client.registry import Collector
 
 from inferwatch.clock import Clock
+from inferwatch.model import Kind
 from inferwatch.store.histogram import SUFFIXES, histogram_base
-from inferwatch.store.series import Kind
 from inferwatch.store.tsdb import SeriesStore
 
 _FALLBACK_HELP = "inferwatch series (no description registered)."

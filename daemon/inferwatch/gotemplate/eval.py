@@ -13,6 +13,7 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any, cast
 
+from inferwatch.golang.strings import go_quote
 from inferwatch.gotemplate import ast
 from inferwatch.gotemplate.builtins import FuncError
 from inferwatch.gotemplate.table import FUNCTIONS, Env, Func, Param
@@ -25,7 +26,6 @@ from inferwatch.gotemplate.values import (
     truth,
     type_name,
 )
-from inferwatch.promql.types import go_quote
 
 MISSING: Any = object()
 _STRUCT_FIELDS = {"Labels": "labels", "ExternalLabels": "external_labels"}

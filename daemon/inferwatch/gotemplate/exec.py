@@ -11,11 +11,11 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
+from inferwatch.golang.strings import go_quote
 from inferwatch.gotemplate import ast
 from inferwatch.gotemplate.eval import MISSING, Evaluator, ExecError, Limits
 from inferwatch.gotemplate.table import Env
 from inferwatch.gotemplate.values import QueryResult, TemplateData, print_value, truth
-from inferwatch.promql.types import go_quote
 
 __all__ = ["MISSING", "ExecError", "Executor", "Limits", "execute"]
 

@@ -13,12 +13,11 @@ import re
 from datetime import UTC, datetime, timedelta
 from urllib.parse import quote_plus
 
+from inferwatch.golang.floats import parse_go_float
+from inferwatch.golang.strings import expand, go_quote
 from inferwatch.gotemplate.builtins import FuncError
 from inferwatch.gotemplate.printf import sprintf
 from inferwatch.gotemplate.values import GoValue, QueryResult, QuerySample, type_name
-from inferwatch.promql.gofloat import parse_go_float
-from inferwatch.promql.labelfn import expand
-from inferwatch.promql.types import go_quote
 
 _DECIMAL = re.compile(r"[+-]?(?:\d+\.?\d*|\.\d+)(?:[eE][+-]?\d+)?")
 _BIG = ("k", "M", "G", "T", "P", "E", "Z", "Y")

@@ -15,6 +15,8 @@ import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
+from inferwatch.golang.floats import format_go_v
+from inferwatch.golang.strings import go_quote
 from inferwatch.gotemplate.values import (
     QueryResult,
     QuerySample,
@@ -22,8 +24,6 @@ from inferwatch.gotemplate.values import (
     print_value,
     type_name,
 )
-from inferwatch.promql.gofloat import format_go_v
-from inferwatch.promql.types import go_quote
 
 _SPEC = re.compile(r"([-+# 0]*)(\*|\d+)?(?:\.(\*|\d*))?")
 _MAX_WIDTH = 10_000

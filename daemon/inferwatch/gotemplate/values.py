@@ -12,7 +12,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import dataclass
 
-from inferwatch.promql.gofloat import format_go_v
+from inferwatch.golang.floats import format_go_v
 
 
 @dataclass(frozen=True, slots=True)

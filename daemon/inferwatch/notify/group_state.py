@@ -13,10 +13,9 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from inferwatch.alerts.model import Alert, AlertState
+from inferwatch.alerts.model import Alert, AlertState, RuleKey
 from inferwatch.labels import make_labels
 from inferwatch.notify.group import Group, Grouper
-from inferwatch.rules.ruleset import RuleKey
 
 STATE_NAME = "groups"
 VERSION = 1

@@ -20,6 +20,7 @@ from inferwatch.config.alertmanager import Route
 from inferwatch.config.models import Config
 from inferwatch.labels import make_labels
 from inferwatch.logsetup import get_logger
+from inferwatch.model import Kind
 from inferwatch.notify import group_state
 from inferwatch.notify.channels import Notifier, build
 from inferwatch.notify.deadletter import announcer
@@ -38,7 +39,6 @@ from inferwatch.notify.stages import mute_check
 from inferwatch.notify.timeintervals import hold_until, load_intervals
 from inferwatch.redact import redact
 from inferwatch.store.histogram import describe_histogram, observe
-from inferwatch.store.series import Kind
 from inferwatch.store.sqlite import move_aside
 from inferwatch.store.tsdb import SeriesStore
 

@@ -17,14 +17,13 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from inferwatch.alerts.model import ALERTNAME, Alert, AlertState
+from inferwatch.alerts.model import ALERTNAME, Alert, AlertState, RuleKey
+from inferwatch.config.defaults import default_external_labels
 from inferwatch.config.models import Config
 from inferwatch.labels import make_labels
 from inferwatch.notify.channels import Notifier, build
 from inferwatch.notify.payload import webhook_v4
 from inferwatch.notify.retry import Outcome, OutcomeKind
-from inferwatch.rules.ruleset import RuleKey
-from inferwatch.rules.service import default_external_labels
 
 TEST_ALERTNAME = "InferwatchTest"
 TEST_SEVERITY = "info"

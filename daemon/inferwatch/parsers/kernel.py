@@ -17,17 +17,11 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta, timezone
 
+from inferwatch.model import FACILITY_NAMES, LEVEL_NAMES
 from inferwatch.parsers.months import month_number
 
 PLACEHOLDER_YEAR = 2000
 """Year put into `KernelLine.wall` when the prefix has none (a leap year, so Feb 29 survives)."""
-
-LEVEL_NAMES = ("emerg", "alert", "crit", "err", "warn", "notice", "info", "debug")
-FACILITY_NAMES = (
-    "kern", "user", "mail", "daemon", "auth", "syslog", "lpr", "news",
-    "uucp", "cron", "authpriv", "ftp", "", "", "", "",
-    "local0", "local1", "local2", "local3", "local4", "local5", "local6", "local7",
-)  # fmt: skip
 
 _MAX_LAYERS = 8
 

@@ -9,12 +9,12 @@ from __future__ import annotations
 from collections.abc import Awaitable, Callable
 
 from inferwatch.labels import make_labels
-from inferwatch.model import Event, Gap, LineRecord, Record, SampleBatch
+from inferwatch.model import Event, Gap, Kind, LineRecord, Record, SampleBatch, ScrapeStatus
 from inferwatch.pipeline.telemetry import Telemetry
-from inferwatch.store.series import Kind
 from inferwatch.store.tsdb import SeriesStore
 
 LineHandler = Callable[[LineRecord], Awaitable[None]]
+StatusHandler = Callable[[ScrapeStatus], None]
 EventSink = Callable[[list[Event]], Awaitable[None]]
 MISSED = "inferwatch_kernel_log_records_missed_total"
 
@@ -25,16 +25,24 @@ class Dispatcher:
         self.telemetry = telemetry
         self.events = events
         self._line_handlers: dict[str, LineHandler] = {}
+        self._status_handlers: dict[str, StatusHandler] = {}
         store.describe(MISSED, Kind.COUNTER, "Log records a source knows it missed (ring overrun).")
 
     def on_lines(self, source: str, handler: LineHandler) -> None:
         self._line_handlers[source] = handler
+
+    def on_status(self, source: str, handler: StatusHandler) -> None:
+        self._status_handlers[source] = handler
 
     async def __call__(self, record: Record) -> None:
         if isinstance(record, SampleBatch):
             self._apply_samples(record)
         elif isinstance(record, Gap):
             await self._apply_gap(record)
+        elif isinstance(record, ScrapeStatus):
+            status_handler = self._status_handlers.get(record.source)
+            if status_handler is not None:
+                status_handler(record)
         else:
             handler = self._line_handlers.get(record.source)
             if handler is not None:

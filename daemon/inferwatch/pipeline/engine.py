@@ -25,14 +25,11 @@ from inferwatch.derive.engine.names import (
 )
 from inferwatch.derive.engine.pipeline import EngineLogPipeline
 from inferwatch.labels import make_labels
-from inferwatch.model import Event, LineRecord
+from inferwatch.model import DockerRecord, Event, JournalRecord, LineRecord, ScrapeStatus
 from inferwatch.parsers.engine import parse_engine_line
 from inferwatch.parsers.engine_prefix import LinePrefix
 from inferwatch.parsers.engine_time import engine_time
 from inferwatch.parsers.promtext import ExpositionError, parse_exposition
-from inferwatch.sources.docker_logs import DockerRecord
-from inferwatch.sources.journald import JournalRecord
-from inferwatch.sources.scrape import ScrapeStatus
 from inferwatch.store.tsdb import SeriesStore
 
 EventSink = Callable[[list[Event]], Awaitable[None]]

@@ -20,12 +20,11 @@ from inferwatch.derive.effects import Effect, apply
 from inferwatch.derive.kernel.effects import KernelInput
 from inferwatch.derive.kernel.metrics import KERNEL_METRICS
 from inferwatch.derive.kernel.pipeline import KernelPipeline, PipelineSettings
-from inferwatch.model import Event, LineRecord
+from inferwatch.model import Event, JournalRecord, LineRecord
 from inferwatch.parsers.kernel import parse_kernel_line, parse_kmsg_record
 from inferwatch.parsers.kernel_misc import might_be_misc
 from inferwatch.parsers.nvidia_proc import ProcGpu, parse_information
 from inferwatch.parsers.xid import might_be_gpu_record
-from inferwatch.sources.journald import JournalRecord
 from inferwatch.store.tsdb import SeriesStore
 
 EventSink = Callable[[list[Event]], Awaitable[None]]

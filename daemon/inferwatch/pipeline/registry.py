@@ -13,7 +13,8 @@ from typing import Any
 
 from inferwatch.clock import Clock
 from inferwatch.config.models import Config, EngineConfig
-from inferwatch.pipeline.dispatch import EventSink, LineHandler
+from inferwatch.model import Kind
+from inferwatch.pipeline.dispatch import EventSink, LineHandler, StatusHandler
 from inferwatch.pipeline.engine import EngineIngest, local_tz
 from inferwatch.pipeline.kernel import KernelIngest
 from inferwatch.pipeline.tail_metrics import tail_tick
@@ -29,7 +30,6 @@ from inferwatch.sources.kmsg import KmsgSource, read_boot_id
 from inferwatch.sources.scrape import ProbeScrapeSource, ScrapeSource
 from inferwatch.sources.unavailable import Unavailable
 from inferwatch.store.events import EventLog
-from inferwatch.store.series import Kind
 from inferwatch.store.tsdb import SeriesStore
 
 NVML_TIMEOUT_S = 10.0
@@ -53,6 +53,7 @@ class Built:
     sources: list[Source] = field(default_factory=list)
     polled: list[PolledSource] = field(default_factory=list)
     line_handlers: dict[str, LineHandler] = field(default_factory=dict)
+    status_handlers: dict[str, StatusHandler] = field(default_factory=dict)
     disabled: list[str] = field(default_factory=list)
     ticks: list[Callable[[], Awaitable[None]]] = field(default_factory=list)
 
@@ -60,6 +61,7 @@ class Built:
         self.sources.extend(other.sources)
         self.polled.extend(other.polled)
         self.line_handlers.update(other.line_handlers)
+        self.status_handlers.update(other.status_handlers)
         self.disabled.extend(other.disabled)
         self.ticks.extend(other.ticks)
 
@@ -181,9 +183,9 @@ def build_engines(ctx: BuildContext) -> Built:
                 str(engine.metrics_url),
                 clock=ctx.clock,
                 interval=engine.scrape_interval,
-                on_status=ingest.on_scrape_status,
             )
             built.line_handlers[scrape.name] = ingest.on_scrape
+            built.status_handlers[scrape.name] = ingest.on_scrape_status
             built.polled.append(scrape)
     return built
 

@@ -15,7 +15,7 @@ from inferwatch.errors import NoData
 from inferwatch.logsetup import get_logger
 from inferwatch.pipeline.telemetry import Telemetry
 from inferwatch.redact import redact
-from inferwatch.sources.base import Emit, Health, PolledSource, Source
+from inferwatch.sources.base import Announcing, Emit, Health, PolledSource, Source
 
 log = get_logger(__name__)
 Sleep = Callable[[float], Awaitable[None]]
@@ -111,9 +111,16 @@ class Supervisor:
                 log.error("source poll failed", source=source.name, error=message)
             health.last_error = message
             self.mark(source.name, "error", message)
+            await self._notices(source, emit)
             return
         finally:
             self.telemetry.scrape_duration(source.name, self.clock.monotonic() - started)
         self.mark(source.name, "up")
+        await self._notices(source, emit)
         if record is not None:
             await emit(record)
+
+    async def _notices(self, source: PolledSource, emit: Emit) -> None:
+        if isinstance(source, Announcing):
+            for notice in source.notices():
+                await emit(notice)

@@ -13,8 +13,8 @@ from typing import Protocol
 
 from inferwatch.clock import Clock
 from inferwatch.labels import make_labels
+from inferwatch.model import Kind
 from inferwatch.sources.tail.model import FileStatus, TailStats
-from inferwatch.store.series import Kind
 from inferwatch.store.tsdb import SeriesStore
 
 COUNTERS: tuple[tuple[str, str, str], ...] = (

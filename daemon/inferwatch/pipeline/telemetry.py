@@ -10,7 +10,7 @@ import platform
 
 from inferwatch import __version__
 from inferwatch.labels import make_labels
-from inferwatch.store.series import Kind
+from inferwatch.model import Kind
 from inferwatch.store.tsdb import SeriesStore
 
 BUILD_INFO = "inferwatch_build_info"

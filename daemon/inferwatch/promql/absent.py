@@ -13,6 +13,7 @@ match anything: such expressions are always evaluated.
 
 from __future__ import annotations
 
+from inferwatch.golang.floats import MATH
 from inferwatch.promql.ast import (
     Aggregate,
     Binary,
@@ -28,7 +29,6 @@ from inferwatch.promql.ast import (
     value_type,
 )
 from inferwatch.promql.dates import DATE_PARTS
-from inferwatch.promql.gofloat import MATH
 from inferwatch.promql.index import family_name
 from inferwatch.promql.safe import cannot_fail
 

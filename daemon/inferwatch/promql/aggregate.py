@@ -13,10 +13,10 @@ import math
 import re
 from collections.abc import Callable
 
+from inferwatch.golang.floats import format_go_v, format_plain, quantile
 from inferwatch.labels import NAME_LABEL, Labels
 from inferwatch.promql.ast import Aggregate, StringLiteral
 from inferwatch.promql.context import Compiler, Ctx, VectorFn
-from inferwatch.promql.gofloat import format_go_v, format_plain, quantile
 from inferwatch.promql.types import (
     EvalError,
     PromQLError,

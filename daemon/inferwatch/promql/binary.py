@@ -15,6 +15,7 @@ import math
 import operator
 from collections.abc import Callable
 
+from inferwatch.golang.floats import go_div, go_mod, go_pow
 from inferwatch.labels import NAME_LABEL, Labels
 from inferwatch.promql.ast import (
     ARITHMETIC_OPS,
@@ -29,7 +30,6 @@ from inferwatch.promql.ast import (
 )
 from inferwatch.promql.context import Compiler, Ctx, ScalarFn, VectorFn
 from inferwatch.promql.cost import much_cheaper
-from inferwatch.promql.gofloat import go_div, go_mod, go_pow
 from inferwatch.promql.safe import cannot_fail, unique_labels
 from inferwatch.promql.types import (
     EvalError,

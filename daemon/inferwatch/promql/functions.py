@@ -14,6 +14,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Final
 
+from inferwatch.golang.floats import MATH, go_div, go_max, go_min
 from inferwatch.promql.ast import (
     Call,
     Expr,
@@ -24,7 +25,6 @@ from inferwatch.promql.ast import (
 )
 from inferwatch.promql.context import Compiler, Ctx, ScalarFn, VectorFn
 from inferwatch.promql.dates import DATE_PARTS, date_part
-from inferwatch.promql.gofloat import MATH, go_div, go_max, go_min
 from inferwatch.promql.histogram import histogram_quantile
 from inferwatch.promql.labelfn import absent_labels, label_joiner, label_replacer
 from inferwatch.promql.rangefn import RANGE_FUNCTIONS, RangeInfo

@@ -10,8 +10,8 @@ from __future__ import annotations
 
 import math
 
+from inferwatch.golang.floats import go_div, parse_go_float
 from inferwatch.labels import Labels
-from inferwatch.promql.gofloat import go_div, parse_go_float
 from inferwatch.promql.types import Sample, Vector, check_unique
 
 

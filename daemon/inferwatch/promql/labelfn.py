@@ -10,68 +10,12 @@ from __future__ import annotations
 import re
 from collections.abc import Callable
 
+from inferwatch.golang.strings import expand
 from inferwatch.labels import NAME_LABEL, Labels, MatchOp
 from inferwatch.promql.ast import LabelMatcher, compile_regex
 from inferwatch.promql.types import PromQLError, Sample, Vector, get_label, set_label
 
 _LABEL_NAME = re.compile(r"[a-zA-Z_][a-zA-Z0-9_]*")
-
-
-def _name_char(c: str) -> bool:
-    return c.isalpha() or c.isdigit() or c == "_"
-
-
-def _template_ref(text: str) -> tuple[str, str] | None:
-    """Parse the name after a ``$``: ``(name, rest)``, or None when malformed (Go's extract)."""
-    brace = text.startswith("{")
-    body = text[1:] if brace else text
-    i = 0
-    while i < len(body) and _name_char(body[i]):
-        i += 1
-    if i == 0:
-        return None
-    name = body[:i]
-    if brace:
-        if i >= len(body) or body[i] != "}":
-            return None
-        i += 1
-    return name, body[i:]
-
-
-def _group_number(name: str) -> int | None:
-    if not name.isascii() or not name.isdigit() or (name[0] == "0" and len(name) > 1):
-        return None
-    return int(name) if len(name) < 10 else None
-
-
-def expand(template: str, match: re.Match[str]) -> str:
-    """Go's ``Regexp.ExpandString`` over a match: ``$1``, ``${1}``, ``$name``, ``$$``."""
-    out: list[str] = []
-    rest = template
-    while True:
-        before, sep, after = rest.partition("$")
-        out.append(before)
-        if not sep:
-            break
-        if after.startswith("$"):
-            out.append("$")
-            rest = after[1:]
-            continue
-        ref = _template_ref(after)
-        if ref is None:
-            out.append("$")
-            rest = after
-            continue
-        name, rest = ref
-        number = _group_number(name)
-        group: int | None = number
-        if number is None:
-            group = match.re.groupindex.get(name)
-        if group is not None and group <= match.re.groups:
-            value = match.group(group)
-            if value is not None:
-                out.append(value)
-    return "".join(out)
 
 
 def label_replacer(dst: str, repl: str, src: str, regex: str) -> Callable[[Vector], Vector]:

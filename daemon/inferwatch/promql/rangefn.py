@@ -14,7 +14,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import TypeAlias
 
-from inferwatch.promql.gofloat import go_div, quantile
+from inferwatch.golang.floats import go_div, quantile
 from inferwatch.store.counters import extrapolated_delta
 
 Column: TypeAlias = "array[float]"

@@ -11,6 +11,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import NamedTuple
 
+from inferwatch.golang.strings import go_quote
 from inferwatch.labels import NAME_LABEL, Labels
 
 
@@ -90,27 +91,6 @@ def set_label(name: str, labels: Labels, label: str, value: str) -> tuple[str, L
         rest.append((label, value))
         rest.sort()
     return name, tuple(rest)
-
-
-_GO_ESCAPES = {"\a": r"\a", "\b": r"\b", "\f": r"\f", "\n": r"\n", "\r": r"\r", "\t": r"\t"}
-_GO_ESCAPES |= {"\v": r"\v", "\\": r"\\", '"': r"\""}
-
-
-def go_quote(s: str) -> str:
-    """Go's ``strconv.Quote`` (what ``%q`` prints): C escapes, ``\\xHH``/``\\uHHHH`` otherwise."""
-    out: list[str] = []
-    for c in s:
-        if c in _GO_ESCAPES:
-            out.append(_GO_ESCAPES[c])
-        elif c.isprintable():
-            out.append(c)
-        elif ord(c) < 0x80:
-            out.append(f"\\x{ord(c):02x}")
-        elif ord(c) < 0x10000:
-            out.append(f"\\u{ord(c):04x}")
-        else:
-            out.append(f"\\U{ord(c):08x}")
-    return '"' + "".join(out) + '"'
 
 
 def format_metric(name: str, labels: Labels) -> str:

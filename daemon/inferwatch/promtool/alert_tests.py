@@ -12,7 +12,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 
 from inferwatch.alerts.model import ALERTNAME, Alert
-from inferwatch.promql.types import go_quote
+from inferwatch.golang.strings import go_quote
 from inferwatch.promtool.testfile import AlertRuleTest, format_duration_ms
 
 Pairs = tuple[tuple[str, str], ...]

@@ -12,9 +12,10 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from inferwatch.clock import FakeClock
+from inferwatch.golang.floats import format_go_e
+from inferwatch.golang.strings import go_quote
 from inferwatch.promql.engine import EvalOptions, PromQLError, Scalar, String, evaluate, load
-from inferwatch.promql.gofloat import format_go_e
-from inferwatch.promql.types import DEFAULT_OPTIONS, format_metric, go_quote
+from inferwatch.promql.types import DEFAULT_OPTIONS, format_metric
 from inferwatch.promtool.testfile import (
     PromqlExprTest,
     RuleTestFile,

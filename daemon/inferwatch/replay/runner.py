@@ -82,7 +82,8 @@ class Replay:
         self.kernel: KernelPipeline | None = None
         self._kernel_feed: Callable[[KernelPipeline, TimedRecord], list[Effect]] | None = None
         if inputs.kernel:  # the kernel pipeline is loaded only for kernel logs
-            from inferwatch.replay.kernel_feed import feed, kernel_pipeline
+
+            from inferwatch.replay.kernel_feed import feed, kernel_pipeline  # noqa: PLC0415
 
             self.kernel, self._kernel_feed = kernel_pipeline(self.store, correlation_window), feed
         self.busy = BusyPeriods()
@@ -103,7 +104,7 @@ class Replay:
     def streams(self) -> list[Any]:
         out: list[Any] = []
         if self.inputs.kernel:  # the kernel parsers load only for kernel logs
-            from inferwatch.replay.kernel_records import kernel_records
+            from inferwatch.replay.kernel_records import kernel_records  # noqa: PLC0415
 
             for index, name in enumerate(self.inputs.kernel):
                 out.append(kernel_records(Path(name), index, self.ctx, name))

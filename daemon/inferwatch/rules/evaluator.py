@@ -19,7 +19,7 @@ from dataclasses import dataclass, field
 
 from inferwatch.alerts import state as saved
 from inferwatch.alerts.lifecycle import RESOLVED_RETENTION_S, LimitExceeded, RuleAlerts
-from inferwatch.alerts.model import Alert, AlertTransition
+from inferwatch.alerts.model import Alert, AlertTransition, RuleKey
 from inferwatch.gotemplate.templates import QueryResult
 from inferwatch.labels import Labels
 from inferwatch.promql.absent import names_if_empty_without
@@ -31,7 +31,7 @@ from inferwatch.rules import rule_eval as ev
 from inferwatch.rules.alert_hold import Held, pure, signature
 from inferwatch.rules.outputs import RuleOutputs
 from inferwatch.rules.rule_status import GroupOutcome, RuleError, RuleStatus
-from inferwatch.rules.ruleset import AlertingRule, Rule, RuleGroup, RuleKey, RuleSet
+from inferwatch.rules.ruleset import AlertingRule, Rule, RuleGroup, RuleSet
 from inferwatch.store.tsdb import SeriesStore
 
 MISSING_TOUCH: frozenset[int] = frozenset({-1})

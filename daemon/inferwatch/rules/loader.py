@@ -21,6 +21,7 @@ from typing import Any
 
 import yaml
 
+from inferwatch.alerts.model import RuleKey
 from inferwatch.config.yamlpos import Loc, Located, format_loc, load_located
 from inferwatch.durations import DurationError, parse_duration_ms
 from inferwatch.errors import Problem
@@ -28,7 +29,7 @@ from inferwatch.gotemplate.templates import Template, TemplateParseError, compil
 from inferwatch.labels import make_labels, valid_metric_name
 from inferwatch.promql.engine import PromQLError, Query, load
 from inferwatch.rules.rule_paths import expand_rule_paths
-from inferwatch.rules.ruleset import AlertingRule, RecordingRule, Rule, RuleGroup, RuleKey, RuleSet
+from inferwatch.rules.ruleset import AlertingRule, RecordingRule, Rule, RuleGroup, RuleSet
 
 __all__ = [
     "expand_rule_paths",

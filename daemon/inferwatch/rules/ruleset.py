@@ -12,6 +12,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 
+from inferwatch.alerts.model import RuleKey
 from inferwatch.gotemplate.templates import Template
 from inferwatch.labels import NAME_LABEL, Labels
 from inferwatch.promql.ast import LabelMatcher, MatrixSelector, VectorSelector, selectors
@@ -19,17 +20,6 @@ from inferwatch.promql.engine import Query
 from inferwatch.promql.index import family_name
 
 LOOKBACK_S = 300.0
-
-
-@dataclass(frozen=True, slots=True)
-class RuleKey:
-    """What makes a rule "the same rule" across a reload or a restart."""
-
-    file: str
-    group: str
-    name: str
-    expr: str
-    labels: Labels
 
 
 @dataclass(frozen=True, slots=True)

@@ -10,7 +10,6 @@ state across restarts, and hands every transition to the notification sink.
 from __future__ import annotations
 
 import asyncio
-import socket
 from collections.abc import Callable, Iterable
 from pathlib import Path
 from typing import Any
@@ -20,11 +19,11 @@ from inferwatch.clock import Clock
 from inferwatch.errors import Problem
 from inferwatch.labels import Labels
 from inferwatch.logsetup import get_logger
+from inferwatch.model import Kind
 from inferwatch.rules.evaluator import RuleManager
 from inferwatch.rules.loader import load_rule_files
 from inferwatch.rules.rule_paths import expand_rule_paths
 from inferwatch.rules.ruleset import RuleGroup, RuleSet
-from inferwatch.store.series import Kind
 from inferwatch.store.snapshot import write_atomic
 from inferwatch.store.tsdb import SeriesStore
 
@@ -35,12 +34,6 @@ EVAL_SECONDS = "inferwatch_rules_evaluation_duration_seconds"
 TRANSITIONS = "inferwatch_alert_transitions_total"
 STATE_FILE = "alerts.json"
 Sink = Callable[[list[AlertTransition]], None]
-
-
-def default_external_labels(configured: dict[str, str]) -> dict[str, str]:
-    labels = dict(configured)
-    labels.setdefault("host", socket.gethostname())
-    return labels
 
 
 class RuleService:

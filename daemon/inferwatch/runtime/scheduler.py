@@ -79,7 +79,8 @@ class VirtualScheduler:
         self._push(self.clock.time(), name, job, nxt)
 
     def cron(self, name: str, expression: str, job: Job, tz: tzinfo | None = None) -> None:
-        from inferwatch.runtime.crontab import crontab_trigger  # APScheduler: only with a cron job
+        # APScheduler is imported only with a cron job (replay and tests never load it)
+        from inferwatch.runtime.crontab import crontab_trigger  # noqa: PLC0415
 
         trigger = crontab_trigger(expression, tz or UTC)
 

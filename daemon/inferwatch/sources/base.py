@@ -38,6 +38,14 @@ class PolledSource(Protocol):
 
 
 @runtime_checkable
+class Announcing(Protocol):
+    """A polled source that also reports how its polls go (e.g. a scrape's up/down changes):
+    the supervisor emits these records after each poll, before the poll's own record."""
+
+    def notices(self) -> list[Record]: ...
+
+
+@runtime_checkable
 class Checkpointed(Protocol):
     """A source whose position can be saved with the state derived from it."""
 

@@ -27,7 +27,7 @@ from typing import Any
 
 from inferwatch.clock import Clock
 from inferwatch.errors import InferwatchError, NoData
-from inferwatch.model import LineRecord
+from inferwatch.model import DockerRecord
 from inferwatch.sources.base import Emit
 from inferwatch.sources.follow_process import lines, restart_delay, spawn, stop
 
@@ -89,19 +89,6 @@ class Mark:
         seen = checkpoint.get("seen")
         seen = tuple(s for s in seen if isinstance(s, str)) if isinstance(seen, list) else ()
         return Mark(checkpoint["since"], ns, seen) if ns is not None else None
-
-
-@dataclass(frozen=True, slots=True)
-class DockerRecord(LineRecord):
-    """A container line: ``text`` without docker's time prefix, which is ``stamp``."""
-
-    stamp: str = ""
-    ns: int | None = None
-
-    @property
-    def wall_time(self) -> float:
-        """When docker received the line (UTC, complete); the read time without one."""
-        return self.ns / 1e9 if self.ns is not None else self.read_at
 
 
 class DockerLogsSource:

@@ -57,7 +57,7 @@ class NvmlReader:
     def _init(self) -> Any:
         if self._nvml is None:
             try:
-                import pynvml
+                import pynvml  # noqa: PLC0415  (optional at run time: no driver, no library)
             except ImportError:
                 raise NoData("nvidia-ml-py is not installed") from None
             try:

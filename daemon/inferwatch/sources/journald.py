@@ -28,8 +28,7 @@ from typing import Any
 
 from inferwatch.clock import Clock
 from inferwatch.errors import InferwatchError, NoData
-from inferwatch.model import Gap, LineRecord
-from inferwatch.parsers.kernel import FACILITY_NAMES, LEVEL_NAMES
+from inferwatch.model import Gap, JournalRecord
 from inferwatch.sources.base import Emit
 from inferwatch.sources.follow_process import lines, restart_delay, spawn, stop
 
@@ -54,48 +53,6 @@ class JournalEntry:
     priority: int | None = None
     facility: int | None = None
     transport: str | None = None
-
-
-@dataclass(frozen=True, slots=True)
-class JournalRecord(LineRecord):
-    """A kernel message from the journal: ``text`` is MESSAGE, already unescaped."""
-
-    cursor: str = ""
-    realtime_usec: int | None = None
-    monotonic_usec: int | None = None
-    source_monotonic_usec: int | None = None
-    boot_id: str | None = None
-    priority: int | None = None
-    facility: int | None = None
-
-    @property
-    def wall_time(self) -> float:
-        """When the kernel logged it: journald's receive time, less the delay between the
-        kernel's and journald's monotonic stamps (large for early-boot records journald read
-        late from the ring); the read time when the journal gave no time."""
-        if self.realtime_usec is None:
-            return self.read_at
-        delay = 0
-        if self.monotonic_usec is not None and self.source_monotonic_usec is not None:
-            delay = max(0, self.monotonic_usec - self.source_monotonic_usec)
-        return (self.realtime_usec - delay) / 1_000_000
-
-    @property
-    def level(self) -> str | None:
-        return _name(LEVEL_NAMES, self.priority)
-
-    @property
-    def facility_name(self) -> str | None:
-        return _name(FACILITY_NAMES, self.facility)
-
-    @property
-    def key(self) -> str:
-        """Idempotency key: a cursor names one journal entry for good."""
-        return f"journal:{self.cursor}"
-
-
-def _name(names: Sequence[str], number: int | None) -> str | None:
-    return names[number] or None if number is not None and 0 <= number < len(names) else None
 
 
 def decode_entry(line: str | bytes) -> JournalEntry | None:

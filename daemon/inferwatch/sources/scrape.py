@@ -4,15 +4,15 @@ A source never parses: ``poll`` returns the exposition text as a ``model.LineRec
 = the whole body, ``path`` = the URL, ``line_no`` = the scrape's sequence number, ``read_at`` =
 the time the request started, which is what the counter deltas are divided by). The daemon
 routes it like any line record (``Dispatcher.on_lines(source.name, …)``) to
-``parsers.promtext.parse_exposition`` and ``derive.engine_metrics.EngineMetricsDeriver``; no new
-record type is needed and the dispatcher's acknowledgement path stays the same.
+``parsers.promtext.parse_exposition`` and ``derive.engine.metrics.EngineMetricsDeriver``.
 
 Failures — connection refused, a timeout, a non-200 answer, an oversized body — are raised, so
 the supervisor counts them (``inferwatch_source_errors_total{source,stage="poll"}``) and marks
-the source down; before raising, ``on_status`` is told the engine is down so the daemon can end
-the /metrics series (``EngineMetricsDeriver.down``) and hand the speed series back to the log
-(``EngineRateArbiter.metrics_down``). ``on_status`` is called on every change of up/down, and on
-the first result. A 200 with an empty body is up with no samples (vLLM #8612).
+the source down. Every change of up/down (and the first result) is also a record of its own, a
+``model.ScrapeStatus`` that the supervisor takes from :meth:`ScrapeSource.notices` and emits on
+the same queue, before the body: the daemon then ends the /metrics series
+(``EngineMetricsDeriver.down``) and hands the speed series back to the log
+(``EngineRateArbiter.metrics_down``). A 200 with an empty body is up with no samples (vLLM #8612).
 
 The HTTP client ignores proxy variables (``trust_env=False``): on the owner's host an
 ``all_proxy`` hijacked calls to the local engine (reference/host.md "Environment traps").
@@ -20,13 +20,11 @@ The HTTP client ignores proxy variables (``trust_env=False``): on the owner's ho
 
 from __future__ import annotations
 
-from collections.abc import Callable
-from dataclasses import dataclass
-
 import httpx
 
 from inferwatch.clock import SYSTEM_CLOCK, Clock
-from inferwatch.model import LineRecord
+from inferwatch.errors import NoData
+from inferwatch.model import LineRecord, Record, ScrapeStatus
 
 ACCEPT = "text/plain;version=0.0.4;q=1.0, */*;q=0.1"
 MAX_BYTES = 32 * 1024 * 1024
@@ -34,19 +32,6 @@ MAX_BYTES = 32 * 1024 * 1024
 
 class ScrapeError(Exception):
     """The endpoint answered, but not with usable exposition text (status, size)."""
-
-
-@dataclass(frozen=True, slots=True)
-class ScrapeStatus:
-    """An up/down change of one engine's scrape; ``error`` says why it is down."""
-
-    engine: str
-    up: bool
-    at: float
-    error: str = ""
-
-
-StatusListener = Callable[[ScrapeStatus], None]
 
 
 class ScrapeSource:
@@ -62,7 +47,6 @@ class ScrapeSource:
         timeout: float = 5.0,
         max_bytes: int = MAX_BYTES,
         name: str | None = None,
-        on_status: StatusListener | None = None,
         transport: httpx.AsyncBaseTransport | None = None,
     ) -> None:
         self.engine = engine
@@ -74,7 +58,7 @@ class ScrapeSource:
         self.last_error = ""
         self._clock = clock
         self._max_bytes = max_bytes
-        self._on_status = on_status
+        self._notices: list[Record] = []
         self._transport = transport
         self._client: httpx.AsyncClient | None = None
         self._seq = 0
@@ -111,8 +95,13 @@ class ScrapeSource:
         changed = self.up is not up
         self.up = up
         self.last_error = error
-        if changed and self._on_status is not None:
-            self._on_status(ScrapeStatus(self.engine, up, at, error))
+        if changed:
+            self._notices.append(ScrapeStatus(self.name, self.engine, up, at, error))
+
+    def notices(self) -> list[Record]:
+        """Records that say how the last poll went (an up/down change), taken once."""
+        out, self._notices = self._notices, []
+        return out
 
     async def aclose(self) -> None:
         """Close the connection pool (the daemon calls it at shutdown)."""
@@ -126,8 +115,6 @@ class ProbeScrapeSource(ScrapeSource):
     there is no engine here, which is "no data", not an error worth counting."""
 
     async def poll(self) -> LineRecord:
-        from inferwatch.errors import NoData
-
         try:
             return await super().poll()
         except httpx.ConnectError:

@@ -8,7 +8,7 @@ import math
 from collections.abc import Sequence
 
 from inferwatch.labels import Labels, make_labels
-from inferwatch.store.series import Kind
+from inferwatch.model import Kind
 from inferwatch.store.tsdb import SeriesStore
 
 SUFFIXES = ("_bucket", "_sum", "_count")

@@ -12,9 +12,9 @@ import struct
 from array import array
 from bisect import bisect_left, bisect_right
 from dataclasses import dataclass, field
-from enum import StrEnum
 
 from inferwatch.labels import Labels
+from inferwatch.model import Kind
 
 _STALE_BITS = 0x7FF0000000000002
 STALE_NAN: float = struct.unpack("<d", struct.pack("<Q", _STALE_BITS))[0]
@@ -23,12 +23,6 @@ STALE_NAN: float = struct.unpack("<d", struct.pack("<Q", _STALE_BITS))[0]
 def is_stale(value: float) -> bool:
     """True for a staleness marker (not for an ordinary NaN sample)."""
     return math.isnan(value) and struct.pack("<d", value) == struct.pack("<Q", _STALE_BITS)
-
-
-class Kind(StrEnum):
-    COUNTER = "counter"
-    GAUGE = "gauge"
-    HISTOGRAM = "histogram"  # metadata only: stored as _bucket/_sum/_count counter series
 
 
 @dataclass(slots=True, eq=False)

@@ -17,7 +17,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from inferwatch.store.series import Kind, Series
+from inferwatch.model import Kind
+from inferwatch.store.series import Series
 from inferwatch.store.sqlite import move_aside
 from inferwatch.store.tsdb import SeriesStore
 

@@ -14,7 +14,8 @@ from dataclasses import dataclass
 
 from inferwatch.clock import Clock
 from inferwatch.labels import NAME_LABEL, Labels, Matcher, MatchOp, label_value
-from inferwatch.store.series import STALE_NAN, Kind, Series, is_stale
+from inferwatch.model import Kind
+from inferwatch.store.series import STALE_NAN, Series, is_stale
 
 DEFAULT_RETENTION_S = 2 * 3600.0
 STALE_AFTER_S = 300.0

@@ -14,7 +14,8 @@ from typing import Any
 
 import pytest
 
-from inferwatch.derive.engine.busy import BusyPeriod, BusyPeriods, StatsWindow
+from inferwatch.derive.engine.busy import BusyPeriods
+from inferwatch.derive.engine.periods import BusyPeriod, StatsWindow
 from inferwatch.derive.engine.pipeline import EngineLogPipeline
 from inferwatch.derive.engine.verdict import compare
 from inferwatch.parsers.engine import parse_engine_line

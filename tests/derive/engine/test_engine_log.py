@@ -12,10 +12,10 @@ from typing import Any
 
 import pytest
 
-from inferwatch.derive.effects import Effect, GaugeSet, SeriesEnd
+from inferwatch.derive.effects import CounterInc, Effect, GaugeSet, SeriesEnd
 from inferwatch.derive.engine import names as n
-from inferwatch.derive.engine.busy import StatsWindow
 from inferwatch.derive.engine.log import EngineLogDeriver, engine_line_event
+from inferwatch.derive.engine.periods import StatsWindow
 from inferwatch.labels import make_labels
 from inferwatch.model import Event
 from inferwatch.parsers.engine import parse_engine_line
@@ -327,7 +327,6 @@ def test_line_event_has_design_fields() -> None:
 
 
 def test_generated_tokens_counter_sums_windows_and_stays_flat_in_a_gap() -> None:
-    from inferwatch.derive.effects import CounterInc
 
     d = EngineLogDeriver("e")
     effects = feed(

@@ -14,8 +14,8 @@ import pytest
 
 from inferwatch.alerts.model import Alert, AlertState, AlertTransition
 from inferwatch.clock import FakeClock
-from inferwatch.config.loader import parse_config
 from inferwatch.config.models import Config
+from inferwatch.configfile import parse_config
 from inferwatch.derive.engine import names as n
 from inferwatch.errors import ConfigError
 from inferwatch.labels import Labels, make_labels

@@ -24,48 +24,8 @@ from dataclasses import dataclass, field
 from statistics import median
 from typing import Any
 
+from inferwatch.derive.engine.periods import BusyPeriod, StatsWindow, round_or_none
 from inferwatch.derive.engine.verdict import compare, notable
-
-
-@dataclass(frozen=True, slots=True)
-class StatsWindow:
-    """One stats window of one engine stream, as the derivations see it; None = unknown."""
-
-    engine: str
-    dp_rank: str | None
-    at: float
-    decode: float | None
-    running: int | None
-    mal: float | None = None
-    steps: float | None = None
-    accepted: float | None = None
-    drafts: float | None = None
-
-
-@dataclass(frozen=True, slots=True)
-class BusyPeriod:
-    """One busy period of one stream: median decode, step rate and running; MAL pooled."""
-
-    engine: str
-    dp_rank: str | None
-    start: float
-    end: float
-    windows: int
-    decode: float | None
-    mal: float | None
-    step_rate: float | None
-    running: float | None
-
-    def to_dict(self) -> dict[str, Any]:
-        return {
-            "start": self.start, "end": self.end, "windows": self.windows,
-            "decode": _round(self.decode, 1), "mal": _round(self.mal, 2),
-            "step_rate": _round(self.step_rate, 1), "running": self.running,
-        }  # fmt: skip
-
-
-def _round(value: float | None, digits: int) -> float | None:
-    return None if value is None else round(value, digits)
 
 
 @dataclass(slots=True)
@@ -182,7 +142,7 @@ class BusyPeriods:
             streams.append({
                 "engine": engine, "dp_rank": dp_rank,
                 "interval_seconds": round(self._interval(s), 3),
-                "single_stream_step_rate": _round(baseline, 1),
+                "single_stream_step_rate": round_or_none(baseline, 1),
                 "busy_periods": rows,
             })  # fmt: skip
         if not streams or not any(st["busy_periods"] for st in streams):

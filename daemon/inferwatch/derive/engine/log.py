@@ -30,7 +30,7 @@ from typing import Any
 
 from inferwatch.derive.effects import CounterInc, Effect, GaugeSet, SeriesEnd
 from inferwatch.derive.engine import names as n
-from inferwatch.derive.engine.busy import StatsWindow
+from inferwatch.derive.engine.periods import StatsWindow
 from inferwatch.derive.engine.spec import SpecWindow, V0Counters, v1_window
 from inferwatch.derive.engine.startup import EnginePhase, record_fields
 from inferwatch.labels import Labels, make_labels

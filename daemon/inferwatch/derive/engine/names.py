@@ -13,7 +13,7 @@ from __future__ import annotations
 from typing import Final
 
 from inferwatch.derive.kernel.metrics import MetricSpec
-from inferwatch.store.series import Kind
+from inferwatch.model import Kind
 from inferwatch.store.tsdb import SeriesStore
 
 DECODE: Final = "inferwatch_engine_decode_tokens_per_second"

@@ -11,10 +11,7 @@ single-stream period is also set against the log's median single-stream step rat
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
-
-if TYPE_CHECKING:
-    from inferwatch.derive.engine.busy import BusyPeriod
+from inferwatch.derive.engine.periods import BusyPeriod
 
 TOLERANCE = 0.10
 """Relative change below which a step rate, a MAL or a decode rate counts as unchanged."""

@@ -11,7 +11,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Final
 
-from inferwatch.store.series import Kind
+from inferwatch.model import Kind
 
 XID_ERRORS: Final = "inferwatch_xid_errors_total"
 MMU_FAULTS: Final = "inferwatch_gpu_mmu_faults_total"

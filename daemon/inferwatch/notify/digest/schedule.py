@@ -15,14 +15,16 @@ from __future__ import annotations
 
 import asyncio
 import math
+import socket
 from collections.abc import Awaitable, Callable, Iterable
 from datetime import UTC, datetime, timedelta, tzinfo
 from typing import TYPE_CHECKING, Any, Protocol
 from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
 from apscheduler.triggers.cron import CronTrigger
+from tzlocal import get_localzone
 
-from inferwatch.alerts.model import Alert, AlertState, AlertTransition
+from inferwatch.alerts.model import Alert, AlertState, AlertTransition, RuleKey
 from inferwatch.clock import Clock
 from inferwatch.config.alertmanager import Digest
 from inferwatch.config.models import Config
@@ -33,7 +35,6 @@ from inferwatch.notify.digest.summary import EVENT_TYPES, METRICS, alert_events,
 from inferwatch.notify.digest.text import DigestText, render_digest
 from inferwatch.notify.outbox import idempotency_key
 from inferwatch.notify.payload import webhook_v4
-from inferwatch.rules.ruleset import RuleKey
 from inferwatch.runtime.crontab import crontab_trigger
 from inferwatch.store.tsdb import SeriesStore
 
@@ -65,8 +66,6 @@ def digest_zone(name: str) -> tzinfo:
     if name == "UTC":
         return UTC
     if name == "Local":
-        from tzlocal import get_localzone  # APScheduler's own dependency
-
         try:
             return get_localzone()
         except Exception:
@@ -248,6 +247,4 @@ class DigestService:
 
 
 def _hostname() -> str:
-    import socket
-
     return socket.gethostname()

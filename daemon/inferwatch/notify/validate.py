@@ -1,8 +1,10 @@
-"""Checks that need more than field types: the notification parts must build.
+"""The notification part of a config, checked beyond field types: every part must build.
 
-Run after model validation, so ``inferwatch check`` (and the daemon at start and on SIGHUP)
-reports a bad route matcher, an unknown time interval, a bad inhibit rule or maintenance-file
-matcher at its place in the file, instead of the daemon failing later.
+:func:`validate` runs after model validation (``inferwatch.configfile`` passes it to the config
+loader), so ``inferwatch check`` (and the daemon at start and on SIGHUP) reports a bad route
+matcher, an unknown time interval, a bad inhibit rule or maintenance-file matcher at its place
+in the file, instead of the daemon failing later. notify owns these checks: config knows
+nothing of notify.
 """
 
 from __future__ import annotations
@@ -13,16 +15,17 @@ from datetime import UTC
 from inferwatch.config.models import Config
 from inferwatch.config.yamlpos import Located, format_loc
 from inferwatch.errors import Problem
+from inferwatch.notify.channels import build
+from inferwatch.notify.digest.schedule import cron_trigger, digest_zone
+from inferwatch.notify.inhibit import InhibitionRule
+from inferwatch.notify.route import build_tree
+from inferwatch.notify.silence import FlagFile
+from inferwatch.notify.timeintervals import load_intervals
 
 Loc = tuple[str | int, ...]
 
 
-def semantic_problems(config: Config, located: Located, name: str) -> list[Problem]:
-    from inferwatch.notify.inhibit import InhibitionRule
-    from inferwatch.notify.route import build_tree
-    from inferwatch.notify.silence import FlagFile
-    from inferwatch.notify.timeintervals import load_intervals
-
+def validate(config: Config, located: Located, name: str) -> list[Problem]:
     problems: list[Problem] = []
 
     def check(loc: Loc, build: Callable[[], object]) -> None:
@@ -54,8 +57,6 @@ def semantic_problems(config: Config, located: Located, name: str) -> list[Probl
 
 def _channel(key: str, entry: dict[str, object]) -> object:
     """Build one integration as the daemon will (missing key, bad template, bad option)."""
-    from inferwatch.notify.channels import build
-
     try:
         return build(key.removesuffix("_configs"), entry)
     except (TypeError, KeyError) as exc:
@@ -65,8 +66,6 @@ def _channel(key: str, entry: dict[str, object]) -> object:
 def _digest_problems(config: Config, located: Located, name: str) -> list[Problem]:
     """A digest needs a cron expression and a zone APScheduler accepts, a known receiver (or a
     root route receiver to fall back on) and a name of its own (it names the scheduler job)."""
-    from inferwatch.notify.digest.schedule import cron_trigger, digest_zone
-
     problems: list[Problem] = []
 
     def report(loc: Loc, message: str) -> None:

@@ -3,10 +3,11 @@
 from __future__ import annotations
 
 import math
+from array import array
 
 import pytest
 
-from inferwatch.promql.gofloat import (
+from inferwatch.golang.floats import (
     MATH,
     format_go_e,
     format_go_v,
@@ -186,7 +187,6 @@ def test_quantile_sorts_nan_lowest() -> None:
 
 
 def test_increase_zero_point_rounds_like_prometheus() -> None:
-    from array import array
 
     ts, vs = array("d", [180.0, 240.0]), array("d", [3.0, 10.0])
     assert increase(ts, vs, RangeInfo(-60.0, 240.0, 240.0)) == 9.999999999999998
