@@ -23,7 +23,7 @@ import pytest
 
 from conftest import REPO, wait_until
 from inferwatch.clock import FakeClock
-from inferwatch.derive.kernel.effects import KernelInput
+from inferwatch.derive.kernel.effects import kernel_input
 from inferwatch.derive.kernel.pipeline import KernelPipeline
 from inferwatch.errors import NoData
 from inferwatch.model import Event, Gap, JournalRecord, Record
@@ -308,7 +308,7 @@ def test_fixture_through_the_kernel_pipeline(tmp_path: Path) -> None:
     pipeline = KernelPipeline()
     events: list[Event] = []
     for rec in got:
-        item = KernelInput(rec.source, rec.line_no, rec.wall_time, rec.text, rec.key)
+        item = kernel_input(rec.source, rec.line_no, rec.wall_time, rec.text, rec.key)
         events += [e for e in pipeline.process(item) if isinstance(e, Event)]
     kinds = [e.type for e in events]
     incidents = [e for e in events if e.type == "fault_incident"]

@@ -17,14 +17,13 @@ from pathlib import Path
 
 from inferwatch.clock import Clock
 from inferwatch.derive.effects import Effect, apply
-from inferwatch.derive.kernel.effects import KernelInput
+from inferwatch.derive.kernel.effects import KernelInput, kernel_input
 from inferwatch.derive.kernel.metrics import KERNEL_METRICS
 from inferwatch.derive.kernel.pipeline import KernelPipeline, PipelineSettings
 from inferwatch.model import Event, JournalRecord, LineRecord
 from inferwatch.parsers.kernel import parse_kernel_line, parse_kmsg_record
-from inferwatch.parsers.kernel_misc import might_be_misc
+from inferwatch.parsers.kernel_message import Kinds, triage
 from inferwatch.parsers.nvidia_proc import ProcGpu, parse_information
-from inferwatch.parsers.xid import might_be_gpu_record
 from inferwatch.store.tsdb import SeriesStore
 
 EventSink = Callable[[list[Event]], Awaitable[None]]
@@ -61,22 +60,24 @@ class KernelIngest:
         describe_kernel_metrics(store)
 
     def to_input(self, record: LineRecord) -> KernelInput | None:
+        """The record as the kernel pipeline takes it, parsed once; None for the (many) records
+        that no kernel parser can match, found by one cheap triage before any parsing."""
+        kinds = triage(record.text)
+        if not kinds:
+            return None
         if isinstance(record, JournalRecord):
-            if not (might_be_gpu_record(record.text) or might_be_misc(record.text)):
-                return None
             return self._input(
                 record.source,
                 record.line_no,
                 record.wall_time,
                 record.text,
                 record.key,
+                kinds,
                 facility=record.facility_name,
                 level=record.level,
             )
-        if not (might_be_gpu_record(record.text) or might_be_misc(record.text)):
-            return None
         if record.mono_at is None:
-            return self._text_input(record)
+            return self._text_input(record, kinds)
         kmsg = parse_kmsg_record(record.text)
         if kmsg is None:
             return None
@@ -85,10 +86,17 @@ class KernelIngest:
         line = kmsg.to_kernel_line()
         key = f"{self.boot_id}:{kmsg.seq}"
         return self._input(
-            record.source, kmsg.seq, at, kmsg.message, key, facility=line.facility, level=line.level
+            record.source,
+            kmsg.seq,
+            at,
+            kmsg.message,
+            key,
+            kinds,
+            facility=line.facility,
+            level=line.level,
         )
 
-    def _text_input(self, record: LineRecord) -> KernelInput | None:
+    def _text_input(self, record: LineRecord, kinds: Kinds) -> KernelInput | None:
         """A line of a saved kernel log (kern.log, dmesg output): time from its own prefix."""
         line = parse_kernel_line(record.text)
         if line.continuation:
@@ -110,6 +118,7 @@ class KernelIngest:
             at,
             line.message,
             key,
+            kinds,
             facility=line.facility,
             level=line.level,
         )
@@ -121,12 +130,16 @@ class KernelIngest:
         at: float,
         message: str,
         key: str,
+        kinds: Kinds,
         *,
         facility: str | None,
         level: str | None,
     ) -> KernelInput:
         alertable = not (self.first_start and self.clock.time() - at > self.alert_max_age)
-        return KernelInput(source, line, at, message, key, facility, level, alertable)
+        return kernel_input(
+            source, line, at, message, key,
+            kinds=kinds, facility=facility, level=level, alertable=alertable,
+        )  # fmt: skip
 
     async def __call__(self, record: LineRecord) -> None:
         item = self.to_input(record)

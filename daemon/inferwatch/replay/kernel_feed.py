@@ -4,7 +4,7 @@ replay never loads the Xid catalogue, the correlator and the kernel pipeline).""
 from __future__ import annotations
 
 from inferwatch.derive.effects import Effect
-from inferwatch.derive.kernel.effects import KernelInput
+from inferwatch.derive.kernel.effects import kernel_input
 from inferwatch.derive.kernel.pipeline import KernelPipeline, PipelineSettings
 from inferwatch.parsers.kernel import KernelLine
 from inferwatch.pipeline.kernel import describe_kernel_metrics
@@ -24,12 +24,12 @@ def feed(pipeline: KernelPipeline, record: TimedRecord) -> list[Effect]:
     """One kernel record through the pipeline, as the daemon's kernel ingest hands it over."""
     parsed = record.parsed
     assert isinstance(parsed, KernelLine)
-    item = KernelInput(
-        source=record.source,
-        line=record.line,
-        at=record.at,
-        message=record.text,
-        key=f"{record.source}:{record.line}",
+    item = kernel_input(
+        record.source,
+        record.line,
+        record.at,
+        record.text,
+        f"{record.source}:{record.line}",
         facility=parsed.facility,
         level=parsed.level,
     )

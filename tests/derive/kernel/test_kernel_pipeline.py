@@ -18,7 +18,7 @@ from hypothesis import strategies as st
 from conftest import REPO
 from inferwatch.derive.effects import CounterInc, Effect
 from inferwatch.derive.kernel import metrics as m
-from inferwatch.derive.kernel.effects import KernelInput, alertable
+from inferwatch.derive.kernel.effects import alertable, kernel_input
 from inferwatch.derive.kernel.mmu_repeats import MAX_HISTORY
 from inferwatch.derive.kernel.pipeline import KernelPipeline, PipelineSettings
 from inferwatch.model import Event
@@ -64,7 +64,7 @@ def run(
     pipe = pipeline or KernelPipeline()
     effects: list[Effect] = []
     for n, (at, text) in enumerate(messages, start=1):
-        item = KernelInput("kernel", n, at, text, f"boot:{n}", alertable=alertable_inputs)
+        item = kernel_input("kernel", n, at, text, f"boot:{n}", alertable=alertable_inputs)
         effects += pipe.process(item)
     return effects + (pipe.flush() if flush else [])
 
@@ -133,7 +133,7 @@ def test_state_stays_bounded_over_a_long_stream() -> None:
     messages = [body(i) for i in (1, 6, 9, 15, 18, 19, 24, 27, 38, 39, 41)]
     for n in range(20_000):
         text = re.sub(r"PCI:0000:[0-9a-f]{2}", f"PCI:0000:{n % 16:02x}", messages[n % 11])
-        pipe.process(KernelInput("k", n, n * 0.25, text, f"k:{n}"))
+        pipe.process(kernel_input("k", n, n * 0.25, text, f"k:{n}"))
     assert pipe.state_size <= 16 * MAX_HISTORY + 100  # per-GPU repeat history dominates
 
 
@@ -305,7 +305,7 @@ def test_random_sequences_never_raise_nor_make_more_incidents_than_faults(
     pipe = KernelPipeline(PipelineSettings(correlation_window=window))
     effects: list[Effect] = []
     for n, (at, text, ok) in enumerate(items):
-        effects += pipe.process(KernelInput("k", n, at, text, f"k:{n}", alertable=ok))
+        effects += pipe.process(kernel_input("k", n, at, text, f"k:{n}", alertable=ok))
     effects += pipe.flush()
     faults = events(effects, "xid")
     assert len(events(effects, "fault_incident")) <= len(faults)

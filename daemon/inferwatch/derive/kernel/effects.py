@@ -19,6 +19,7 @@ from typing import Any
 from inferwatch.derive.effects import CounterInc, Effect
 from inferwatch.labels import make_labels
 from inferwatch.model import Event
+from inferwatch.parsers.kernel_message import KernelMessage, Kinds, parse_kernel_message, triage
 
 
 @dataclass(frozen=True, slots=True)
@@ -27,7 +28,9 @@ class KernelInput:
 
     ``at`` is the record's wall-clock time in Unix seconds, computed by the caller (from kmsg's
     microseconds, journald's timestamps or a text prefix). ``message`` is the body without
-    prefix; a multi-line record keeps its newlines. ``key`` identifies the record for
+    prefix; a multi-line record keeps its newlines; ``record`` is what the parsers read in it,
+    parsed once by :func:`kernel_input` (None: nothing, yet the record still moves time on).
+    ``key`` identifies the record for
     idempotency (``"boot_id:seq"``, a journal cursor, ``"path:line"``). ``facility`` and
     ``level`` are carried for the record's context only: the pipeline never filters on them
     (test records written from user space arrive with facility ``user``, kernel-log.md §7).
@@ -38,9 +41,28 @@ class KernelInput:
     at: float
     message: str
     key: str
+    record: KernelMessage | None
     facility: str | None = None
     level: str | None = None
     alertable: bool = True
+
+
+def kernel_input(
+    source: str,
+    line: int,
+    at: float,
+    message: str,
+    key: str,
+    *,
+    kinds: Kinds | None = None,
+    facility: str | None = None,
+    level: str | None = None,
+    alertable: bool = True,
+) -> KernelInput:
+    """A :class:`KernelInput` with its message parsed; ``kinds`` is the caller's triage of the
+    raw record when it made one (else the message is triaged here)."""
+    record = parse_kernel_message(message, triage(message) if kinds is None else kinds)
+    return KernelInput(source, line, at, message, key, record, facility, level, alertable)
 
 
 # ``CounterInc.alertable=False``: the increment comes from an old record; ``apply`` writes it so

@@ -1,8 +1,9 @@
 """Kernel messages in, events and counter increments out: one pipeline for the daemon and replay.
 
-The pipeline is pure and clock-free. It sees one :class:`KernelInput` at a time and returns the
-effects it causes; time comes only from the records (``KernelInput.at``), so the live daemon and
-``replay`` over the same records produce the same effects. What it knows across records:
+The pipeline is pure and clock-free. It sees one :class:`KernelInput` at a time (its message
+already parsed, once, by ``kernel_input``) and returns the effects it causes; time comes only
+from the records (``KernelInput.at``), so the live daemon and ``replay`` over the same records
+produce the same effects. What it knows across records:
 - the multi-GPU MMU-fault correlator (``correlate``: one ``software-oob-all-ranks`` incident);
 - single-GPU incidents and follow-ons (``gpu_incidents``: 45 and 154 attach, bursts group);
 - repeated Xid 31 bursts per GPU (``mmu_repeats``: decided once a burst has settled);
@@ -33,16 +34,8 @@ from inferwatch.derive.kernel.events import (
 )
 from inferwatch.derive.kernel.incidents import GpuIncidents
 from inferwatch.derive.kernel.mmu_repeats import DEFAULT_HORIZON, MmuRepeatTracker, RepeatedFault
-from inferwatch.parsers.kernel_misc import AerEvent, HungTask, OomKill, parse_misc_message
-from inferwatch.parsers.kernel_misc import might_be_misc as _might_be_misc
-from inferwatch.parsers.xid import (
-    GpuMapping,
-    NvrmNote,
-    SXidEvent,
-    XidEvent,
-    might_be_gpu_record,
-    parse_gpu_message,
-)
+from inferwatch.parsers.kernel_misc import AerEvent, HungTask, MiscRecord, OomKill
+from inferwatch.parsers.xid import GpuMapping, NvrmNote, SXidEvent, XidEvent
 from inferwatch.parsers.xid_catalog import lookup
 
 MAX_UUIDS = 1024
@@ -84,21 +77,18 @@ class KernelPipeline:
     def process(self, item: KernelInput) -> list[Effect]:
         """The effects of one kernel message, preceded by any that time passing has settled."""
         effects: list[Effect] = self.advance(item.at)
-        text = item.message
-        if might_be_gpu_record(text):
-            record = parse_gpu_message(text)
-            if isinstance(record, XidEvent):
-                effects += self._xid(item, record)
-            elif isinstance(record, SXidEvent):
-                effects += self._sxid(item, record)
-            elif isinstance(record, GpuMapping):
-                effects += self._mapping(item, record)
-            elif isinstance(record, NvrmNote) and record.driver_version:
+        record = item.record
+        if isinstance(record, XidEvent):
+            effects += self._xid(item, record)
+        elif isinstance(record, SXidEvent):
+            effects += self._sxid(item, record)
+        elif isinstance(record, GpuMapping):
+            effects += self._mapping(item, record)
+        elif isinstance(record, NvrmNote):
+            if record.driver_version:
                 self._driver_version = record.driver_version
-            if record is not None:
-                return effects
-        if _might_be_misc(text):
-            effects += self._misc(item)
+        elif record is not None:
+            effects += self._misc(item, record)
         return effects
 
     def advance(self, now: float) -> list[Effect]:
@@ -220,8 +210,7 @@ class KernelPipeline:
             del self._uuids[next(iter(self._uuids))]
         return [event("gpu_mapping", item, mapping.to_dict(), {"pci_bus_id": mapping.pci_bus_id})]
 
-    def _misc(self, item: KernelInput) -> list[Effect]:
-        record = parse_misc_message(item.message)
+    def _misc(self, item: KernelInput, record: MiscRecord) -> list[Effect]:
         alertable = item.alertable
         if isinstance(record, OomKill):
             return [
