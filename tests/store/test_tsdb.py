@@ -112,8 +112,28 @@ def test_baseline_increment_looks_old_to_rules() -> None:
     assert before is not None and before[1] == 1.0 and now - 300 - before[0] <= 30
     ts, vs = s.window(now - 300, now)
     assert set(vs) == {1.0} and len(ts) >= 10
-    # Once it exists, later old events count normally.
+    # Later old events raise the whole history: the total counts them, no window sees news.
+    clock.advance(20)
     assert st.inc_baseline("old_total", labels, 1.0) == 2.0
+    ts, vs = s.window(clock.time() - 300, clock.time())
+    assert set(vs) == {2.0}
+
+
+def test_old_events_after_a_real_one_keep_that_increase_and_add_none() -> None:
+    """A first start reading a ring of 14 old faults of one GPU (issue: 14 pages) and one new."""
+    st, clock = store()
+    labels = make_labels({"xid": "79"})
+    st.inc_baseline("old_total", labels, 1.0)
+    clock.advance(10)
+    st.inc("old_total", labels, 1.0)  # a fresh fault
+    for _ in range(13):
+        clock.advance(1)
+        st.inc_baseline("old_total", labels, 1.0)
+    s = st.get("old_total", labels)
+    assert s is not None
+    _, vs = s.window(clock.time() - 300, clock.time())
+    assert vs[-1] == 15.0
+    assert max(vs) - min(vs) == 1.0  # the one fresh fault is the only increase in the window
 
 
 def test_retention_per_metric_name() -> None:

@@ -62,6 +62,7 @@ class EngineConfig(_Strict):
     scrape_interval: Duration = 5.0
     decode_anchor: float = Field(default=90.0, gt=0)
     anchor_min_mal: float = Field(default=2.4, ge=1)
+    alert_max_age: Duration = 600.0  # a first start's older log lines are counted, never paged
 
     @field_validator("name")
     @classmethod

@@ -10,11 +10,12 @@ from __future__ import annotations
 
 import time
 from collections.abc import Awaitable, Callable
+from dataclasses import replace
 from datetime import UTC, datetime, tzinfo
 
 from inferwatch.clock import Clock
 from inferwatch.config.models import EngineConfig
-from inferwatch.derive.effects import Effect, apply
+from inferwatch.derive.effects import CounterInc, Effect, apply
 from inferwatch.derive.engine.arbiter import EngineRateArbiter
 from inferwatch.derive.engine.metrics import EngineMetricsDeriver
 from inferwatch.derive.engine.names import (
@@ -43,9 +44,17 @@ def local_tz() -> tzinfo:
 
 class EngineIngest:
     def __init__(
-        self, cfg: EngineConfig, store: SeriesStore, sink: EventSink, clock: Clock, tz: tzinfo
+        self,
+        cfg: EngineConfig,
+        store: SeriesStore,
+        sink: EventSink,
+        clock: Clock,
+        tz: tzinfo,
+        *,
+        first_start: bool = False,
     ) -> None:
         self.cfg = cfg
+        self.first_start = first_start
         self.store = store
         self.sink = sink
         self.clock = clock
@@ -78,7 +87,24 @@ class EngineIngest:
         key = f"{rec.source}:{rec.path}:{rec.line_no}"
         effects = self.pipeline.feed(record, at, rec.line_no, rec.path, key)
         if effects:
+            if self.first_start:
+                effects = self._old_as_baseline(effects)
             await self._apply(self.arbiter.from_log(effects))
+
+    def _old_as_baseline(self, effects: list[Effect]) -> list[Effect]:
+        """On a start without a checkpoint the log's past is read too: what happened more than
+        ``alert_max_age`` ago is counted and kept as events, never paged (a crash of last month
+        must not ring now)."""
+        horizon = self.clock.time() - self.cfg.alert_max_age
+        out: list[Effect] = []
+        for effect in effects:
+            if isinstance(effect, CounterInc) and effect.at < horizon:
+                out.append(replace(effect, alertable=False))
+            elif isinstance(effect, Event) and effect.at < horizon:
+                out.append(replace(effect, details={**effect.details, "alertable": False}))
+            else:
+                out.append(effect)
+        return out
 
     async def on_scrape(self, rec: LineRecord) -> None:
         try:
@@ -98,7 +124,10 @@ class EngineIngest:
         now = self.clock.time()
         self.store.set(ANCHOR, self.labels, self.cfg.decode_anchor, now)
         self.store.set(MIN_MAL, self.labels, self.cfg.anchor_min_mal, now)
-        await self._apply(self.arbiter.from_log(self.pipeline.flush(now)))
+        effects = self.pipeline.flush(now)  # crash chains close here, on a quiet log
+        if effects and self.first_start:
+            effects = self._old_as_baseline(effects)
+        await self._apply(self.arbiter.from_log(effects))
 
     async def _apply(self, effects: list[Effect]) -> None:
         if effects:

@@ -137,7 +137,10 @@ def build_engines(ctx: BuildContext) -> Built:
         engines = [EngineConfig(name="engine", metrics_url=DEFAULT_ENGINE_METRICS)]
     tz = local_tz()
     for engine in engines:
-        ingest = EngineIngest(engine, ctx.store, ctx.sink, ctx.clock, tz)
+        logs = (f"engine:{engine.name}", f"engine:{engine.name}:journal",
+                f"engine:{engine.name}:docker")  # fmt: skip
+        first_start = not any(name in ctx.checkpoints for name in logs)
+        ingest = EngineIngest(engine, ctx.store, ctx.sink, ctx.clock, tz, first_start=first_start)
         built.ticks.append(ingest.tick)
         if engine.log:
             name = f"engine:{engine.name}"

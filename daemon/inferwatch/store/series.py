@@ -67,6 +67,14 @@ class Series:
         self.vs.append(v)
         return True
 
+    def raise_level(self, delta: float) -> None:
+        """Add ``delta`` to every sample held (staleness markers stay): an old event counted
+        into a counter as if it had always been in it, so no window sees it as an increase."""
+        vs = self.vs
+        for i in range(self.start, len(vs)):
+            if not math.isnan(vs[i]):
+                vs[i] += delta
+
     def last(self) -> tuple[float, float] | None:
         if len(self.ts) <= self.start:
             return None
