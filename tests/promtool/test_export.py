@@ -13,6 +13,7 @@ from inferwatch.rules.loader import load_rule_text
 from inferwatch.rules.ruleset import AlertingRule, RecordingRule
 
 RECORDED = "inferwatch_engine:steps_per_second:single_stream"
+DECODE_BOUND = "inferwatch_engine:decode_tokens_per_second:decode_bound"
 
 
 def test_header_and_renames() -> None:
@@ -23,7 +24,7 @@ def test_header_and_renames() -> None:
     groups, problems = load_rule_text(text, "exported.yaml")
     assert problems == []
     records = [r for g in groups for r in g.rules if isinstance(r, RecordingRule)]
-    assert [r.name for r in records] == [f"prom:{RECORDED}"]
+    assert [r.name for r in records] == [f"prom:{RECORDED}", f"prom:{DECODE_BOUND}"]
     body = text.split("\ngroups:", 1)[1]
     assert RECORDED in body and f"prom:{RECORDED}" in body
     assert body.count(RECORDED) == body.count(f"prom:{RECORDED}")

@@ -30,7 +30,7 @@ def test_a_config_file_gives_engines_labels_and_rules() -> None:
     )
     settings = ReplaySettings.of(config)
     assert settings.engine_names == {"/var/log/vllm.log": "big"}
-    assert settings.engine_thresholds["big"][0] == 120.0
+    assert settings.engine_thresholds["big"].decode_anchor == 120.0
     assert settings.external_labels == {"host": "gpu1"}
     assert settings.rule_files == ("/etc/inferwatch/rules/*.yaml",)
     assert settings.correlation_window == 5.0

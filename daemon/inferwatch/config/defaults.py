@@ -15,3 +15,10 @@ def default_external_labels(configured: dict[str, str]) -> dict[str, str]:
     labels = dict(configured)
     labels.setdefault("host", socket.gethostname())
     return labels
+
+
+# engines[] thresholds (the config models and replay without --config take them from here)
+DECODE_ANCHOR: Final = 90.0  # t/s: single-stream decode below which to suspect the stack
+ANCHOR_MIN_MAL: Final = 2.4  # the anchor applies at or above this mean acceptance length
+DECODE_COLLAPSE_RATIO: Final = 0.25  # of the engine's usual busy decode (24-h upper quartile)
+STEP_RATE_REGRESSION_RATIO: Final = 0.85  # of the usual single-stream step rate

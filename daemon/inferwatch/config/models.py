@@ -20,7 +20,14 @@ from inferwatch.config.alertmanager import (
     Route,
     TimeInterval,
 )
-from inferwatch.config.defaults import CORRELATION_WINDOW_S, SHIPPED_RULES
+from inferwatch.config.defaults import (
+    ANCHOR_MIN_MAL,
+    CORRELATION_WINDOW_S,
+    DECODE_ANCHOR,
+    DECODE_COLLAPSE_RATIO,
+    SHIPPED_RULES,
+    STEP_RATE_REGRESSION_RATIO,
+)
 from inferwatch.config.types import Duration, ListenAddress
 
 _NAME = re.compile(r"^[A-Za-z0-9_.-]+$")
@@ -60,8 +67,11 @@ class EngineConfig(_Strict):
     container: str | None = None
     metrics_url: HttpUrl | None = None
     scrape_interval: Duration = 5.0
-    decode_anchor: float = Field(default=90.0, gt=0)
-    anchor_min_mal: float = Field(default=2.4, ge=1)
+    decode_anchor: float = Field(default=DECODE_ANCHOR, gt=0)
+    anchor_min_mal: float = Field(default=ANCHOR_MIN_MAL, ge=1)
+    decode_collapse: float | None = Field(default=None, gt=0)
+    decode_collapse_ratio: float = Field(default=DECODE_COLLAPSE_RATIO, gt=0, lt=1)
+    step_rate_regression_ratio: float = Field(default=STEP_RATE_REGRESSION_RATIO, gt=0, lt=1)
     alert_max_age: Duration = 600.0  # a first start's older log lines are counted, never paged
 
     @field_validator("name")

@@ -19,12 +19,11 @@ from inferwatch.derive.effects import CounterInc, Effect, apply
 from inferwatch.derive.engine.arbiter import EngineRateArbiter
 from inferwatch.derive.engine.metrics import EngineMetricsDeriver
 from inferwatch.derive.engine.names import (
-    ANCHOR,
-    MIN_MAL,
     SCRAPE_ERRORS,
     describe_engine_metrics,
 )
 from inferwatch.derive.engine.pipeline import EngineLogPipeline
+from inferwatch.derive.engine.thresholds import EngineThresholds
 from inferwatch.labels import make_labels
 from inferwatch.model import DockerRecord, Event, JournalRecord, LineRecord, ScrapeStatus
 from inferwatch.parsers.engine import parse_engine_line
@@ -60,6 +59,7 @@ class EngineIngest:
         self.clock = clock
         self.tz = tz
         self.labels = make_labels({"engine": cfg.name})
+        self.thresholds = EngineThresholds.of(cfg)
         self.pipeline = EngineLogPipeline(cfg.name)
         self.metrics = EngineMetricsDeriver(cfg.name)
         self.arbiter = EngineRateArbiter(hold=max(60.0, 3 * cfg.scrape_interval))
@@ -122,8 +122,8 @@ class EngineIngest:
 
     async def tick(self) -> None:
         now = self.clock.time()
-        self.store.set(ANCHOR, self.labels, self.cfg.decode_anchor, now)
-        self.store.set(MIN_MAL, self.labels, self.cfg.anchor_min_mal, now)
+        for name, value in self.thresholds.samples():
+            self.store.set(name, self.labels, value, now)
         effects = self.pipeline.flush(now)  # crash chains close here, on a quiet log
         if effects and self.first_start:
             effects = self._old_as_baseline(effects)

@@ -19,8 +19,9 @@ from inferwatch.clock import FakeClock
 from inferwatch.derive.effects import Effect, apply
 from inferwatch.derive.engine.busy import BusyPeriods
 from inferwatch.derive.engine.log import engine_line_event
-from inferwatch.derive.engine.names import ANCHOR, MIN_MAL, describe_engine_metrics
+from inferwatch.derive.engine.names import describe_engine_metrics
 from inferwatch.derive.engine.pipeline import EngineLogPipeline
+from inferwatch.derive.engine.thresholds import EngineThresholds
 from inferwatch.labels import Labels, make_labels
 from inferwatch.model import Event
 from inferwatch.parsers.engine_records import EngineRecord as EngineRecordTypes
@@ -39,7 +40,7 @@ from inferwatch.store.tsdb import SeriesStore
 if TYPE_CHECKING:
     from inferwatch.derive.kernel.pipeline import KernelPipeline
 
-DEFAULT_THRESHOLDS = (90.0, 2.4)  # engines[].decode_anchor, engines[].anchor_min_mal defaults
+DEFAULT_THRESHOLDS = EngineThresholds()
 MAX_GAP_S = 25 * 3600.0  # longer than any rule range shipped (24 h baselines)
 
 
@@ -70,7 +71,7 @@ class Replay:
         engine_names: dict[str, str] | None = None,
         rule_set: RuleSet | None = None,
         external_labels: dict[str, str] | None = None,
-        engine_thresholds: dict[str, tuple[float, float]] | None = None,
+        engine_thresholds: dict[str, EngineThresholds] | None = None,
     ) -> None:
         self.inputs = inputs
         self.writer = writer
@@ -192,14 +193,14 @@ class Replay:
             self._effects(self.kernel.advance(now))
         for pipeline in self.engines.values():
             self._effects(pipeline.flush(now))
-            anchor, min_mal = self.thresholds.get(pipeline.engine, DEFAULT_THRESHOLDS)
+            thresholds = self.thresholds.get(pipeline.engine, DEFAULT_THRESHOLDS)
             labels = self._engine_labels.get(pipeline.engine)
             if labels is None:
                 labels = self._engine_labels[pipeline.engine] = make_labels(
                     {"engine": pipeline.engine}
                 )
-            self.store.set(ANCHOR, labels, anchor, now)
-            self.store.set(MIN_MAL, labels, min_mal, now)
+            for name, value in thresholds.samples():
+                self.store.set(name, labels, value, now)
         if self.rules is not None:
             for group in self._due(now):
                 self._alerts(self.rules.evaluate_group(group, now))

@@ -9,6 +9,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
 from inferwatch.config.defaults import CORRELATION_WINDOW_S, SHIPPED_RULES
+from inferwatch.derive.engine.thresholds import EngineThresholds
 
 if TYPE_CHECKING:
     from inferwatch.config.models import Config
@@ -18,7 +19,7 @@ if TYPE_CHECKING:
 class ReplaySettings:
     correlation_window: float = CORRELATION_WINDOW_S
     engine_names: dict[str, str] = field(default_factory=dict)  # log path -> engine name
-    engine_thresholds: dict[str, tuple[float, float]] = field(default_factory=dict)
+    engine_thresholds: dict[str, EngineThresholds] = field(default_factory=dict)
     external_labels: dict[str, str] = field(default_factory=dict)
     rule_files: tuple[str, ...] = (SHIPPED_RULES,)
 
@@ -31,7 +32,7 @@ class ReplaySettings:
         return cls(
             correlation_window=config.kernel.correlation_window,
             engine_names={p: e.name for e in config.engines for p in e.log},
-            engine_thresholds={e.name: (e.decode_anchor, e.anchor_min_mal) for e in config.engines},
+            engine_thresholds={e.name: EngineThresholds.of(e) for e in config.engines},
             external_labels=dict(config.external_labels),
             rule_files=tuple(config.rule_files),
         )

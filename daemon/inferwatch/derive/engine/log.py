@@ -39,6 +39,7 @@ from inferwatch.parsers.engine_records import (
     EngineCrash,
     EngineRecord,
     EngineStats,
+    OtherLine,
     SpecDecode,
     StartupFact,
 )
@@ -110,6 +111,9 @@ class EngineLogDeriver:
         if isinstance(record, EngineCrash) and record.signature in FAULT_SIGNATURES:
             self.phase.dead()
             return self.end_series(at)
+        if isinstance(record, OtherLine) and record.kind == "shm_broadcast_wait":
+            # a worker waited a minute for the others: a hang under way (rule EngineStalled)
+            return [CounterInc(n.STALL_WARNINGS, self._lab(None), 1.0, at)]
         return []
 
     def flush(self, now: float = math.inf) -> list[Effect]:

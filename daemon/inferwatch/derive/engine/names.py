@@ -12,6 +12,7 @@ from __future__ import annotations
 
 from typing import Final
 
+from inferwatch.derive.engine.thresholds import describe_thresholds
 from inferwatch.derive.kernel.metrics import MetricSpec
 from inferwatch.model import Kind
 from inferwatch.store.tsdb import SeriesStore
@@ -33,6 +34,7 @@ START_TIME: Final = "inferwatch_engine_start_time_seconds"
 UP: Final = "inferwatch_engine_up"
 CRASHES: Final = "inferwatch_engine_crashes_total"
 GENERATED: Final = "inferwatch_engine_generated_tokens_total"
+STALL_WARNINGS: Final = "inferwatch_engine_stall_warnings_total"
 
 ARBITRATED: Final = frozenset(
     {DECODE, PREFILL, RUNNING, WAITING, KV_USAGE, PREFIX_HIT, MAL, POSITION, DRAFT_ACCEPT, STEPS}
@@ -54,6 +56,8 @@ ENGINE_METRICS: Final[tuple[MetricSpec, ...]] = (
     MetricSpec(WAITING, Kind.GAUGE, "Requests waiting to be scheduled.", _ENGINE),
     MetricSpec(GENERATED, Kind.COUNTER, "Tokens generated, summed from the log's stats windows "
                "(flat while requests run = a stalled engine).", _ENGINE),
+    MetricSpec(STALL_WARNINGS, Kind.COUNTER, "Engine lines saying a worker waited a minute for "
+               "the others (vLLM's shared-memory broadcast): a hang under way.", _ENGINE),
     MetricSpec(KV_USAGE, Kind.GAUGE, "Share of the KV cache in use (0-1).", _ENGINE),
     MetricSpec(PREFIX_HIT, Kind.GAUGE, "Prefix cache hit ratio (0-1): over recent requests from "
                "the log, over the scrape interval from /metrics.", _ENGINE),
@@ -85,19 +89,11 @@ ENGINE_METRICS: Final[tuple[MetricSpec, ...]] = (
 
 ENGINE_METRIC_HELP: Final[dict[str, MetricSpec]] = {spec.name: spec for spec in ENGINE_METRICS}
 
-# Per-engine thresholds from the config, exported every tick so that rules can read them.
-ANCHOR: Final = "inferwatch_engine_decode_anchor_tokens_per_second"
-MIN_MAL: Final = "inferwatch_engine_anchor_min_mal"
 SCRAPE_ERRORS: Final = "inferwatch_engine_scrape_parse_errors_total"
 
 
 def describe_engine_metrics(store: SeriesStore) -> None:
     for spec in ENGINE_METRICS:
         store.describe(spec.name, spec.kind, spec.help)
-    store.describe(
-        ANCHOR, Kind.GAUGE, "Single-stream decode speed below which to suspect the stack."
-    )
-    store.describe(
-        MIN_MAL, Kind.GAUGE, "Mean acceptance length at or above which the anchor applies."
-    )
+    describe_thresholds(store)
     store.describe(SCRAPE_ERRORS, Kind.COUNTER, "Engine /metrics bodies that could not be parsed.")
