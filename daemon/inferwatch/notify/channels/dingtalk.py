@@ -21,15 +21,15 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from inferwatch.notify.channels.common import ChatOptions, chat_fields, check_secret, secret_fields
+from inferwatch.notify.channels.common import chat_fields, check_secret, secret_fields
 from inferwatch.notify.channels.http_channel import (
     HttpChannel,
     Post,
     ResultCode,
     json_post,
-    optional_secret,
     secret_or_file,
 )
+from inferwatch.notify.channels.signed import SignedChatOptions
 
 DEFAULT_API_URL = "https://oapi.dingtalk.com/robot/send"
 LIMIT = 18000  # documented 20000 B for the whole message [unverified]; leave room for the rest
@@ -45,11 +45,9 @@ def sign(secret: str, timestamp_ms: int) -> str:
 
 
 @dataclass(frozen=True, slots=True)
-class DingTalkConfig(ChatOptions):
+class DingTalkConfig(SignedChatOptions):
     access_token: str | None = None
     access_token_file: Path | None = None
-    secret: str | None = None
-    secret_file: Path | None = None
     api_url: str = DEFAULT_API_URL
     keyword: str | None = None
     at_mobiles: tuple[str, ...] = ()
@@ -58,7 +56,7 @@ class DingTalkConfig(ChatOptions):
 
     def __post_init__(self) -> None:
         check_secret("dingtalk", "access_token", self.access_token, self.access_token_file)
-        check_secret("dingtalk", "secret", self.secret, self.secret_file, required=False)
+        self.check_signing("dingtalk")
 
     @classmethod
     def from_mapping(cls, raw: Mapping[str, Any]) -> DingTalkConfig:
@@ -76,7 +74,7 @@ class DingTalkConfig(ChatOptions):
         """Query for a send at ``now``; files are read now so a rotated secret needs no reload."""
         token = secret_or_file(self.access_token, self.access_token_file)
         params = {"access_token": token}
-        secret = optional_secret(self.secret, self.secret_file)
+        secret = self.signing_secret()
         if secret:
             ts = int(now * 1000)
             params |= {"timestamp": str(ts), "sign": sign(secret, ts)}

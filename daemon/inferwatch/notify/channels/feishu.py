@@ -22,15 +22,15 @@ from typing import Any, Literal, cast
 
 import httpx
 
-from inferwatch.notify.channels.common import ChatOptions, chat_fields, check_secret, secret_fields
+from inferwatch.notify.channels.common import chat_fields, check_secret, secret_fields
 from inferwatch.notify.channels.http_channel import (
     HttpChannel,
     Post,
     ResultCode,
     json_post,
-    optional_secret,
     secret_or_file,
 )
+from inferwatch.notify.channels.signed import SignedChatOptions
 
 DEFAULT_API_URL = "https://open.feishu.cn/open-apis/bot/v2/hook"
 LIMIT = 18000  # ≈20 KB per request [unverified]; leave room for the JSON around the text
@@ -46,17 +46,15 @@ def sign(secret: str, timestamp: int) -> str:
 
 
 @dataclass(frozen=True, slots=True)
-class FeishuConfig(ChatOptions):
+class FeishuConfig(SignedChatOptions):
     token: str | None = None
     token_file: Path | None = None
-    secret: str | None = None
-    secret_file: Path | None = None
     api_url: str = DEFAULT_API_URL
     msg_type: MsgType = "text"
 
     def __post_init__(self) -> None:
         check_secret("feishu", "token", self.token, self.token_file)
-        check_secret("feishu", "secret", self.secret, self.secret_file, required=False)
+        self.check_signing("feishu")
         if self.msg_type not in ("text", "interactive"):
             raise ValueError("feishu: msg_type must be text or interactive")
 
@@ -96,7 +94,7 @@ class FeishuNotifier(HttpChannel[FeishuConfig]):
     def request(self, group: Mapping[str, Any], idempotency_key: str | None) -> Post:
         body = build_body(self.config, group)
         token = secret_or_file(self.config.token, self.config.token_file)
-        secret = optional_secret(self.config.secret, self.config.secret_file)
+        secret = self.config.signing_secret()
         if secret:
             ts = int(self.clock.time())
             body = {"timestamp": str(ts), "sign": sign(secret, ts), **body}
