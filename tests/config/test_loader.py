@@ -105,10 +105,40 @@ def test_fake_gpu_backend_needs_a_profile() -> None:
     assert line.startswith("c.yaml:1:1: gpus: ")
 
 
-def test_unknown_integration_in_receiver() -> None:
-    (line,) = problems("receivers:\n  - name: x\n    smoke_signal_configs: [{}]\n")
+def test_unknown_integration_in_receiver_is_located_at_its_key() -> None:
+    # config accepts any <kind>_configs list; notify's channel registry rejects the kind
+    (line,) = problems(
+        "route: {receiver: x}\nreceivers:\n  - name: x\n    smoke_signal_configs: [{}]\n"
+    )
+    assert line.startswith(
+        "c.yaml:4:5: receivers[0].smoke_signal_configs: unknown integration 'smoke_signal_configs'"
+    )
+    assert "webhook_configs" in line and "console_configs" in line  # the known ones are listed
+
+
+def test_unknown_integration_does_not_hide_the_problems_of_known_ones() -> None:
+    text = (
+        "route: {receiver: x}\n"
+        "receivers:\n"
+        "  - name: x\n"
+        "    webhook_configs: [{url: 'http://127.0.0.1:1/hook'}]\n"
+        "    smoke_signal_configs:\n"
+        "      - {}\n"
+        "    wecom_configs:\n"
+        "      - msgtype: text\n"
+    )
+    lines = problems(text)
+    assert len(lines) == 2, lines
+    assert lines[0].startswith("c.yaml:5:5: receivers[0].smoke_signal_configs: unknown integration")
+    assert lines[1].startswith("c.yaml:8:9: receivers[0].wecom_configs[0]: ") and "key" in lines[1]
+
+
+def test_receiver_field_that_is_no_integration_list() -> None:
+    (line,) = problems("receivers:\n  - name: x\n    smoke_signal: [{}]\n")
+    assert line.startswith("c.yaml:2:5: receivers[0]: ") and "'smoke_signal'" in line
+    (line,) = problems("receivers:\n  - name: x\n    smoke_signal_configs: 3\n")
     assert line.startswith("c.yaml:2:5: receivers[0]: ")
-    assert "smoke_signal_configs" in line
+    assert "smoke_signal_configs must be a list of mappings" in line
 
 
 def test_unreadable_file(tmp_path: Path) -> None:

@@ -1,8 +1,9 @@
 """The notification part of the config, in Alertmanager's own syntax.
 
-Route, inhibit rules and time intervals are typed here; each integration's own fields
-(``webhook_configs`` items and so on) are validated by that channel's model when the
-notifications pipeline builds it, so only the list names are checked at this level.
+Route, inhibit rules and time intervals are typed here. A receiver accepts any
+``<kind>_configs`` list of mappings: which kinds exist, and each one's own fields
+(``webhook_configs`` items and so on), are notify's to judge (``notify.validate`` builds every
+entry as the daemon will), so this level checks only the shape.
 """
 
 from __future__ import annotations
@@ -14,23 +15,10 @@ from pydantic import BaseModel, ConfigDict, Field, model_validator
 from inferwatch.config.types import Duration, resolve_secret
 from inferwatch.redact import register_secret
 
-INTEGRATIONS: tuple[str, ...] = (
-    "webhook_configs",
-    "wecom_configs",
-    "dingtalk_configs",
-    "feishu_configs",
-    "serverchan_configs",
-    "pushplus_configs",
-    "bark_configs",
-    "ntfy_configs",
-    "telegram_configs",
-    "slack_configs",
-    "discord_configs",
-    "gotify_configs",
-    "pushover_configs",
-    "alertmanager_configs",
-    "console_configs",
-)
+INTEGRATION_SUFFIX = "_configs"
+"""A receiver's integrations are its ``<kind>_configs`` lists. Which kinds exist is notify's
+registry (config does not import notify); ``notify.validate`` rejects an unknown kind at its
+place in the file."""
 
 
 # Fields of integrations whose values are credentials (or URLs that embed one).
@@ -109,9 +97,9 @@ class Receiver(BaseModel):
             for key, value in data.items():
                 if key == "name":
                     continue
-                if key not in INTEGRATIONS:
+                if not key.endswith(INTEGRATION_SUFFIX):
                     raise ValueError(
-                        f"unknown receiver field {key!r}; integrations: {', '.join(INTEGRATIONS)}"
+                        f"unknown receiver field {key!r}; expected name and <kind>_configs lists"
                     )
                 if not isinstance(value, list) or not all(isinstance(v, dict) for v in value):
                     raise ValueError(f"{key} must be a list of mappings")
@@ -120,7 +108,7 @@ class Receiver(BaseModel):
 
     def integrations(self) -> dict[str, list[dict[str, Any]]]:
         extra = self.model_extra or {}
-        return {k: v for k, v in extra.items() if k in INTEGRATIONS}
+        return {k: v for k, v in extra.items() if k.endswith(INTEGRATION_SUFFIX)}
 
 
 class InhibitRule(_Strict):

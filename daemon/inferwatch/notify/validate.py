@@ -4,7 +4,8 @@
 loader), so ``inferwatch check`` (and the daemon at start and on SIGHUP) reports a bad route
 matcher, an unknown time interval, a bad inhibit rule or maintenance-file matcher at its place
 in the file, instead of the daemon failing later. notify owns these checks: config knows
-nothing of notify.
+nothing of notify, so it accepts any ``<kind>_configs`` list in a receiver and the kinds that
+exist are checked here, against the channel registry (the one list of channels).
 """
 
 from __future__ import annotations
@@ -15,7 +16,7 @@ from datetime import UTC
 from inferwatch.config.models import Config
 from inferwatch.config.yamlpos import Located, format_loc
 from inferwatch.errors import Problem
-from inferwatch.notify.channels import build
+from inferwatch.notify.channels import REGISTRY, build
 from inferwatch.notify.digest.schedule import cron_trigger, digest_zone
 from inferwatch.notify.inhibit import InhibitionRule
 from inferwatch.notify.route import build_tree
@@ -48,11 +49,19 @@ def validate(config: Config, located: Located, name: str) -> list[Problem]:
         check(("silence_files", i), lambda flag=flag: FlagFile.from_config(flag))  # type: ignore[misc]
     for i, receiver in enumerate(config.receivers):
         for key, items in receiver.integrations().items():
+            if key.removesuffix("_configs") not in REGISTRY:
+                check(("receivers", i, key), lambda k=key: _unknown(k))  # type: ignore[misc]
+                continue
             for j, item in enumerate(items):
                 entry = {"language": config.language, **item}
                 check(("receivers", i, key, j), lambda k=key, e=entry: _channel(k, e))  # type: ignore[misc]
     problems.extend(_digest_problems(config, located, name))
     return problems
+
+
+def _unknown(key: str) -> object:
+    known = ", ".join(f"{kind}_configs" for kind in REGISTRY)
+    raise ValueError(f"unknown integration {key!r}; integrations: {known}")
 
 
 def _channel(key: str, entry: dict[str, object]) -> object:

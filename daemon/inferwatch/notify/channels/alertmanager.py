@@ -14,25 +14,26 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
-import httpx
-
 from inferwatch import __version__
 from inferwatch.clock import SYSTEM_CLOCK, Clock
-from inferwatch.notify.channels.common import parse_duration
+from inferwatch.notify.channels.common import CommonOptions, parse_duration
+from inferwatch.notify.channels.http_channel import HttpChannel, Post
 from inferwatch.notify.payload import FIRING, postable_alerts
-from inferwatch.notify.retry import Outcome, classify_exception, classify_http
-from inferwatch.redact import redact, register_secret
+from inferwatch.notify.retry import Outcome
+from inferwatch.redact import register_secret
 
 API_PATH = "/api/v2/alerts"
 
 
 @dataclass(frozen=True, slots=True)
-class AlertmanagerConfig:
+class AlertmanagerConfig(CommonOptions):
+    """Of the common keys only ``timeout`` and ``http_config.proxy_url`` are read:
+    ``send_resolved`` and ``max_alerts`` keep their defaults, since Alertmanager resolves its
+    copy of an alert only when told and groups and cuts messages itself."""
+
     url: str
-    timeout: float = 10.0
     resend_interval: float = 60.0
     resolved_retention: float = 900.0
-    proxy_url: str | None = None
 
     def __post_init__(self) -> None:
         if not self.url.startswith(("http://", "https://")):
@@ -55,24 +56,15 @@ class AlertmanagerConfig:
         return self.url.rstrip("/") + API_PATH
 
 
-class AlertmanagerNotifier:
+class AlertmanagerNotifier(HttpChannel[AlertmanagerConfig]):
     """Remembers what it pushed (by fingerprint) so :meth:`resend` can keep AM up to date."""
 
     integration = "alertmanager"
 
     def __init__(self, config: AlertmanagerConfig, clock: Clock = SYSTEM_CLOCK) -> None:
-        self.config = config
-        self.clock = clock
-        self._client: httpx.AsyncClient | None = None
+        super().__init__(config, clock)
         # fingerprint -> (v4 alert dict, when it was first seen resolved or None)
         self._known: dict[str, tuple[Mapping[str, Any], float | None]] = {}
-
-    def _http(self) -> httpx.AsyncClient:
-        if self._client is None:
-            self._client = httpx.AsyncClient(
-                trust_env=False, proxy=self.config.proxy_url, timeout=self.config.timeout
-            )
-        return self._client
 
     def _remember(self, items: list[Mapping[str, Any]], now: float) -> None:
         for item in items:
@@ -92,40 +84,24 @@ class AlertmanagerNotifier:
                 del self._known[key]
         return [item for item, _since in self._known.values()]
 
-    async def notify(
-        self, payload: Mapping[str, Any], idempotency_key: str | None = None
-    ) -> Outcome:
-        """Post the payload's alerts (the key is unused: AM dedups on labels)."""
+    def select(self, payload: Mapping[str, Any]) -> Mapping[str, Any] | None:
+        """Every alert of the payload, remembered for :meth:`resend`; None when there is none
+        (the idempotency key is unused: AM dedups on labels)."""
         items = list(payload.get("alerts", []))
         self._remember(items, self.clock.time())
-        return await self._post(items)
+        return {"alerts": items} if items else None
 
     async def resend(self) -> Outcome:
         """Re-post every tracked alert; a no-op (ok) when nothing is tracked."""
-        return await self._post(self.tracked())
+        items = self.tracked()
+        return await self.deliver({"alerts": items}, None) if items else Outcome.ok()
 
-    async def _post(self, items: list[Mapping[str, Any]]) -> Outcome:
-        if not items:
-            return Outcome.ok()
-        now = self.clock.time()
-        body = postable_alerts(items, now=now, resend_interval=self.config.resend_interval)
+    def request(self, group: Mapping[str, Any], idempotency_key: str | None) -> Post:
+        body = postable_alerts(
+            group["alerts"], now=self.clock.time(), resend_interval=self.config.resend_interval
+        )
         headers = {"Content-Type": "application/json", "User-Agent": f"inferwatch/{__version__}"}
-        try:
-            resp = await self._http().post(
-                self.config.endpoint, content=json.dumps(body), headers=headers
-            )
-        except httpx.HTTPError as exc:
-            return classify_exception(exc)
-        outcome = classify_http(resp.status_code, resp.content, resp.headers, now)
-        if outcome.reason:
-            reason = redact(f"alertmanager: {outcome.reason}: {resp.text[:200]}")
-            return Outcome(outcome.kind, reason, outcome.retry_after, outcome.status)
-        return outcome
-
-    async def aclose(self) -> None:
-        if self._client is not None:
-            await self._client.aclose()
-            self._client = None
+        return Post(self.config.endpoint, json.dumps(body).encode(), headers)
 
 
 def alertmanager_factory(raw: Mapping[str, Any]) -> AlertmanagerNotifier:

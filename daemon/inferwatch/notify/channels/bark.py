@@ -17,16 +17,14 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-import httpx
-
 from inferwatch.notify.channels.common import ChatOptions, chat_fields, check_secret, secret_fields
 from inferwatch.notify.channels.http_channel import (
     HttpChannel,
-    code_outcome,
-    json_body,
+    Post,
+    ResultCode,
+    json_post,
     secret_or_file,
 )
-from inferwatch.notify.retry import Outcome
 
 DEFAULT_URL = "https://api.day.app"
 LIMIT = 3000  # APNs payloads are capped at 4 KB in total; leave room for the other fields
@@ -85,33 +83,15 @@ def build_body(config: BarkConfig, key: str, payload: Mapping[str, Any]) -> dict
     return body
 
 
-def classify_body(content: bytes, status: int) -> Outcome:
-    return code_outcome(
-        "bark", content, status, fields=("code", "message"), ok=200, retry=lambda c: c >= 500
-    )
-
-
 class BarkNotifier(HttpChannel[BarkConfig]):
     integration = "bark"
+    credential = "device_key_file"
+    result_code = ResultCode(("code",), ("message",), ok=200, retry=lambda c: c >= 500)
 
-    async def notify(
-        self, payload: Mapping[str, Any], idempotency_key: str | None = None
-    ) -> Outcome:
-        group = self._group(payload)
-        if group is None:
-            return Outcome.ok()
-
-        async def request() -> httpx.Response:
-            key = self.config.resolve_key()
-            body = build_body(self.config, key, group)
-            return await self._http().post(
-                self.config.url + "/push",
-                content=json_body(body),
-                headers={"Content-Type": "application/json; charset=utf-8"},
-            )
-
-        return await self._attempt(
-            request, "device_key_file", verdict=lambda r: classify_body(r.content, r.status_code)
+    def request(self, group: Mapping[str, Any], idempotency_key: str | None) -> Post:
+        body = build_body(self.config, self.config.resolve_key(), group)
+        return json_post(
+            self.config.url + "/push", body, content_type="application/json; charset=utf-8"
         )
 
 

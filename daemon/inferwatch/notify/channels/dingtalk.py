@@ -21,17 +21,15 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-import httpx
-
-from inferwatch.notify.channels.common import ChatOptions, chat_fields, check_secret, secret_fields
+from inferwatch.notify.channels.common import chat_fields, check_secret, secret_fields
 from inferwatch.notify.channels.http_channel import (
     HttpChannel,
-    code_outcome,
-    json_body,
-    optional_secret,
+    Post,
+    ResultCode,
+    json_post,
     secret_or_file,
 )
-from inferwatch.notify.retry import Outcome
+from inferwatch.notify.channels.signed import SignedChatOptions
 
 DEFAULT_API_URL = "https://oapi.dingtalk.com/robot/send"
 LIMIT = 18000  # documented 20000 B for the whole message [unverified]; leave room for the rest
@@ -47,11 +45,9 @@ def sign(secret: str, timestamp_ms: int) -> str:
 
 
 @dataclass(frozen=True, slots=True)
-class DingTalkConfig(ChatOptions):
+class DingTalkConfig(SignedChatOptions):
     access_token: str | None = None
     access_token_file: Path | None = None
-    secret: str | None = None
-    secret_file: Path | None = None
     api_url: str = DEFAULT_API_URL
     keyword: str | None = None
     at_mobiles: tuple[str, ...] = ()
@@ -60,7 +56,7 @@ class DingTalkConfig(ChatOptions):
 
     def __post_init__(self) -> None:
         check_secret("dingtalk", "access_token", self.access_token, self.access_token_file)
-        check_secret("dingtalk", "secret", self.secret, self.secret_file, required=False)
+        self.check_signing("dingtalk")
 
     @classmethod
     def from_mapping(cls, raw: Mapping[str, Any]) -> DingTalkConfig:
@@ -78,7 +74,7 @@ class DingTalkConfig(ChatOptions):
         """Query for a send at ``now``; files are read now so a rotated secret needs no reload."""
         token = secret_or_file(self.access_token, self.access_token_file)
         params = {"access_token": token}
-        secret = optional_secret(self.secret, self.secret_file)
+        secret = self.signing_secret()
         if secret:
             ts = int(now * 1000)
             params |= {"timestamp": str(ts), "sign": sign(secret, ts)}
@@ -98,34 +94,19 @@ def build_body(config: DingTalkConfig, payload: Mapping[str, Any]) -> dict[str, 
     return {"msgtype": "markdown", "markdown": {"title": title, "text": text}, "at": at}
 
 
-def classify_body(content: bytes) -> Outcome:
-    return code_outcome(
-        "dingtalk", content, 200, fields=("errcode", "errmsg"), ok=0,
+class DingTalkNotifier(HttpChannel[DingTalkConfig]):
+    integration = "dingtalk"
+    result_code = ResultCode(
+        ("errcode",), ("errmsg",), ok=0,
         retry=lambda c: c == BUSY, pauses={THROTTLED: THROTTLE_PAUSE},
     )  # fmt: skip
 
-
-class DingTalkNotifier(HttpChannel[DingTalkConfig]):
-    integration = "dingtalk"
-
-    async def notify(
-        self, payload: Mapping[str, Any], idempotency_key: str | None = None
-    ) -> Outcome:
-        group = self._group(payload)
-        if group is None:
-            return Outcome.ok()
-        body = build_body(self.config, group)
-
-        async def request() -> httpx.Response:
-            return await self._http().post(
-                self.config.api_url,
-                params=self.config.query(self.clock.time()),
-                content=json_body(body),
-                headers={"Content-Type": "application/json;charset=utf-8"},
-            )
-
-        return await self._attempt(
-            request, "secret file", verdict=lambda r: classify_body(r.content)
+    def request(self, group: Mapping[str, Any], idempotency_key: str | None) -> Post:
+        return json_post(
+            self.config.api_url,
+            build_body(self.config, group),
+            content_type="application/json;charset=utf-8",
+            params=self.config.query(self.clock.time()),
         )
 
 

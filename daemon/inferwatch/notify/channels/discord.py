@@ -10,7 +10,6 @@ our backoff; 400 (50035 invalid form body), 401 and 404 (webhook deleted) are pe
 
 from __future__ import annotations
 
-import json
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
@@ -20,9 +19,14 @@ from urllib.parse import urlsplit
 import httpx
 
 from inferwatch.notify.channels.common import ChatOptions, chat_fields, check_secret, secret_fields
-from inferwatch.notify.channels.http_channel import HttpChannel, json_body, secret_or_file
+from inferwatch.notify.channels.http_channel import (
+    HttpChannel,
+    Post,
+    error_text,
+    json_post,
+    secret_or_file,
+)
 from inferwatch.notify.message import fit
-from inferwatch.notify.retry import Outcome
 from inferwatch.redact import register_secret
 
 TITLE_CHARS, DESCRIPTION_CHARS = 256, 4096
@@ -74,35 +78,21 @@ def build_body(config: DiscordConfig, payload: Mapping[str, Any]) -> dict[str, A
     return body
 
 
-def _error(content: bytes) -> str:
+def _error(doc: Any) -> str:
     """``code message`` from Discord's error JSON."""
-    try:
-        doc = json.loads(content)
-        return f"{doc.get('code', '')} {doc.get('message', '')}".strip()[:200]
-    except (ValueError, UnicodeDecodeError, AttributeError):
-        return content[:200].decode("utf-8", "replace")
+    return f"{doc.get('code', '')} {doc.get('message', '')}".strip()
 
 
 class DiscordNotifier(HttpChannel[DiscordConfig]):
     integration = "discord"
+    credential = "webhook_url_file"
 
-    async def notify(
-        self, payload: Mapping[str, Any], idempotency_key: str | None = None
-    ) -> Outcome:
-        group = self._group(payload)
-        if group is None:
-            return Outcome.ok()
+    def request(self, group: Mapping[str, Any], idempotency_key: str | None) -> Post:
         body = build_body(self.config, group)
+        return json_post(self.config.resolve_url(), body, params={"wait": "true"})
 
-        async def request() -> httpx.Response:
-            return await self._http().post(
-                self.config.resolve_url(),
-                params={"wait": "true"},
-                content=json_body(body),
-                headers={"Content-Type": "application/json"},
-            )
-
-        return await self._attempt(request, "webhook_url_file", detail=lambda r: _error(r.content))
+    def detail(self, resp: httpx.Response) -> str:
+        return error_text(resp.content, _error)
 
 
 def discord_factory(raw: Mapping[str, Any]) -> DiscordNotifier:

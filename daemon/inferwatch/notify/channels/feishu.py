@@ -15,7 +15,6 @@ from __future__ import annotations
 import base64
 import hashlib
 import hmac
-import json
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
@@ -23,10 +22,15 @@ from typing import Any, Literal, cast
 
 import httpx
 
-from inferwatch.notify.channels.common import ChatOptions, chat_fields, check_secret, secret_fields
-from inferwatch.notify.channels.http_channel import HttpChannel, optional_secret, secret_or_file
-from inferwatch.notify.retry import Outcome, classify_exception, classify_http
-from inferwatch.redact import redact
+from inferwatch.notify.channels.common import chat_fields, check_secret, secret_fields
+from inferwatch.notify.channels.http_channel import (
+    HttpChannel,
+    Post,
+    ResultCode,
+    json_post,
+    secret_or_file,
+)
+from inferwatch.notify.channels.signed import SignedChatOptions
 
 DEFAULT_API_URL = "https://open.feishu.cn/open-apis/bot/v2/hook"
 LIMIT = 18000  # ≈20 KB per request [unverified]; leave room for the JSON around the text
@@ -42,17 +46,15 @@ def sign(secret: str, timestamp: int) -> str:
 
 
 @dataclass(frozen=True, slots=True)
-class FeishuConfig(ChatOptions):
+class FeishuConfig(SignedChatOptions):
     token: str | None = None
     token_file: Path | None = None
-    secret: str | None = None
-    secret_file: Path | None = None
     api_url: str = DEFAULT_API_URL
     msg_type: MsgType = "text"
 
     def __post_init__(self) -> None:
         check_secret("feishu", "token", self.token, self.token_file)
-        check_secret("feishu", "secret", self.secret, self.secret_file, required=False)
+        self.check_signing("feishu")
         if self.msg_type not in ("text", "interactive"):
             raise ValueError("feishu: msg_type must be text or interactive")
 
@@ -81,55 +83,29 @@ def build_body(config: FeishuConfig, payload: Mapping[str, Any]) -> dict[str, An
     return {"msg_type": "interactive", "card": card}
 
 
-def _code(content: bytes) -> tuple[int | None, str]:
-    try:
-        doc = json.loads(content)
-        code = doc.get("code", doc.get("StatusCode"))
-        text = doc.get("msg", doc.get("StatusMessage", ""))
-        return (int(code) if code is not None else None), str(text)[:200]
-    except (ValueError, UnicodeDecodeError, AttributeError, TypeError):
-        return None, ""
+ANSWER = ResultCode(("code", "StatusCode"), ("msg", "StatusMessage"), ok=0,
+                    retry=lambda c: c == FREQUENCY_LIMITED)  # fmt: skip
 
 
 class FeishuNotifier(HttpChannel[FeishuConfig]):
     integration = "feishu"
+    result_code = ANSWER
 
-    async def notify(
-        self, payload: Mapping[str, Any], idempotency_key: str | None = None
-    ) -> Outcome:
-        group = self._group(payload)
-        if group is None:
-            return Outcome.ok()
+    def request(self, group: Mapping[str, Any], idempotency_key: str | None) -> Post:
         body = build_body(self.config, group)
-        try:
-            token = secret_or_file(self.config.token, self.config.token_file)
-            secret = optional_secret(self.config.secret, self.config.secret_file)
-            if secret:
-                ts = int(self.clock.time())
-                body = {"timestamp": str(ts), "sign": sign(secret, ts), **body}
-            resp = await self._http().post(
-                f"{self.config.api_url}/{token}",
-                content=json.dumps(body, ensure_ascii=False).encode("utf-8"),
-                headers={"Content-Type": "application/json; charset=utf-8"},
-            )
-        except OSError as exc:
-            return Outcome.retry(f"feishu: secret file: {type(exc).__name__}")
-        except httpx.HTTPError as exc:
-            return classify_exception(exc)
-        code, text = _code(resp.content)
-        status = resp.status_code
-        if 200 <= status < 300:
-            if code == 0:
-                return Outcome.ok(status)
-            if code is None:
-                return Outcome.retry("feishu: unreadable answer", status=status)
-            reason = f"feishu: code {code}: {text}"
-            if code == FREQUENCY_LIMITED:
-                return Outcome.retry(reason, status=status)
-            return Outcome.permanent(reason, status)
-        out = classify_http(status, resp.content, resp.headers, self.clock.time())
-        detail = f"code {code}: {text}" if code is not None else resp.text[:200]
-        return Outcome(out.kind, redact(f"feishu: {out.reason}: {detail}"), out.retry_after, status)
+        token = secret_or_file(self.config.token, self.config.token_file)
+        secret = self.config.signing_secret()
+        if secret:
+            ts = int(self.clock.time())
+            body = {"timestamp": str(ts), "sign": sign(secret, ts), **body}
+        return json_post(
+            f"{self.config.api_url}/{token}", body, content_type="application/json; charset=utf-8"
+        )
+
+    def detail(self, resp: httpx.Response) -> str:
+        """Feishu's own code and message when a 4xx/5xx carries them, else the answer's head."""
+        found = ANSWER.read(resp.content)
+        return f"code {found[0]}: {found[1]}" if found is not None else super().detail(resp)
 
 
 def feishu_factory(raw: Mapping[str, Any]) -> FeishuNotifier:

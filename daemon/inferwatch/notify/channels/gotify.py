@@ -9,7 +9,6 @@ is Markdown (``client::display``). 200 = ok; 5xx/429 retry; 400/401/403 are perm
 
 from __future__ import annotations
 
-import json
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
@@ -18,8 +17,13 @@ from typing import Any
 import httpx
 
 from inferwatch.notify.channels.common import ChatOptions, chat_fields, check_secret, secret_fields
-from inferwatch.notify.channels.http_channel import HttpChannel, json_body, secret_or_file
-from inferwatch.notify.retry import Outcome
+from inferwatch.notify.channels.http_channel import (
+    HttpChannel,
+    Post,
+    error_text,
+    json_post,
+    secret_or_file,
+)
 
 PRIORITY = {"critical": 10, "warning": 8, "info": 4, "resolved": 2}
 LIMIT = 8000
@@ -58,35 +62,22 @@ def build_body(config: GotifyConfig, payload: Mapping[str, Any]) -> dict[str, An
     }
 
 
+def _error(doc: Any) -> str:
+    """``error: description`` from Gotify's ``{"error","errorCode","errorDescription"}``."""
+    return f"{doc.get('error', '')}: {doc.get('errorDescription', '')}"
+
+
 class GotifyNotifier(HttpChannel[GotifyConfig]):
     integration = "gotify"
+    credential = "token_file"
 
-    async def notify(
-        self, payload: Mapping[str, Any], idempotency_key: str | None = None
-    ) -> Outcome:
-        group = self._group(payload)
-        if group is None:
-            return Outcome.ok()
+    def request(self, group: Mapping[str, Any], idempotency_key: str | None) -> Post:
         body = build_body(self.config, group)
+        token = self.config.resolve_token()
+        return json_post(self.config.url + "/message", body, headers={"X-Gotify-Key": token})
 
-        async def request() -> httpx.Response:
-            token = self.config.resolve_token()
-            return await self._http().post(
-                self.config.url + "/message",
-                content=json_body(body),
-                headers={"Content-Type": "application/json", "X-Gotify-Key": token},
-            )
-
-        return await self._attempt(request, "token_file", detail=lambda r: _error(r.content))
-
-
-def _error(content: bytes) -> str:
-    """``error: description`` from Gotify's ``{"error","errorCode","errorDescription"}``."""
-    try:
-        doc = json.loads(content)
-        return f"{doc.get('error', '')}: {doc.get('errorDescription', '')}"[:200]
-    except (ValueError, UnicodeDecodeError, AttributeError):
-        return content[:200].decode("utf-8", "replace")
+    def detail(self, resp: httpx.Response) -> str:
+        return error_text(resp.content, _error)
 
 
 def gotify_factory(raw: Mapping[str, Any]) -> GotifyNotifier:

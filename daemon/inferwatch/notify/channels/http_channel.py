@@ -1,14 +1,21 @@
-"""What every HTTP channel shares: its own httpx client (environment proxies ignored unless the
-receiver's ``http_config.proxy_url`` names one), the ``send_resolved`` and ``max_alerts``
-filters, and closing. Configs inherit :class:`~.common.CommonOptions`.
+"""What every HTTP channel shares: the one ``notify`` (grouping, request, verdict, redaction),
+its own httpx client (environment proxies ignored unless the receiver's
+``http_config.proxy_url`` names one), the ``send_resolved`` and ``max_alerts`` filters, and
+closing. Configs inherit :class:`~.common.CommonOptions`.
 
-One base class and one credential reader instead of the same lines in each service's module.
+A channel module says only what differs between providers: its config, the :class:`Post` for
+one group (URL, headers, body), and how to read the provider's answer (a :class:`ResultCode`
+in a 2xx JSON body, or its own :meth:`HttpChannel.verdict` and :meth:`HttpChannel.detail`).
+Everything else (transport errors, an unreadable credential file, HTTP status classification
+with ``Retry-After``, redaction of the reason) is decided here, once, so the channels cannot
+drift apart.
 """
 
 from __future__ import annotations
 
 import json
-from collections.abc import Awaitable, Callable, Mapping
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, ClassVar, Generic, TypeVar
 
@@ -21,59 +28,103 @@ from inferwatch.notify.retry import Outcome, classify_exception, classify_http
 from inferwatch.redact import redact, register_secret
 
 C = TypeVar("C", bound=CommonOptions)
-Request = Callable[[], Awaitable[httpx.Response]]
-Verdict = Callable[[httpx.Response], Outcome]
+DETAIL_CHARS = 200  # how much of a provider's answer a failure reason quotes
 
 
 def json_body(body: Any) -> bytes:
-    """A JSON request body as the providers expect it: UTF-8, non-ASCII kept as is."""
+    """A JSON request body as the chat providers expect it: UTF-8, non-ASCII kept as is."""
     return json.dumps(body, ensure_ascii=False).encode("utf-8")
 
 
-def body_code(content: bytes, code_key: str, text_key: str) -> tuple[int, str] | None:
-    """A provider's JSON verdict: its numeric code and message (cut to 200 characters), or
-    None when the answer is not that JSON (a captive portal, a proxy page)."""
-    try:
-        doc = json.loads(content)
-        return int(doc[code_key]), str(doc.get(text_key, ""))[:200]
-    except (ValueError, KeyError, TypeError, AttributeError):
-        return None
+@dataclass(frozen=True, slots=True)
+class Post:
+    """One POST to a provider. Built at send time, so a credential file is read then (a rotated
+    token needs no reload) and a signature carries the time of the attempt."""
+
+    url: str
+    content: bytes | None = None
+    headers: Mapping[str, str] | None = None
+    params: Mapping[str, str] | None = None
+    form: Mapping[str, str] | None = None
 
 
-def code_outcome(
-    channel: str,
-    content: bytes,
-    status: int,
+def json_post(
+    url: str,
+    body: Any,
     *,
-    fields: tuple[str, str],
-    ok: int,
-    retry: Callable[[int], bool] = lambda code: False,
-    pauses: Mapping[int, float] | None = None,
-) -> Outcome:
-    """The verdict of an answer whose JSON carries a result code (``fields``: the keys of the
-    code and of its message). ``ok`` is delivered; a code in ``pauses`` retries after that many
-    seconds, one ``retry`` accepts retries at once, any other is permanent. An unreadable
-    answer retries: something other than the provider answered."""
-    found = body_code(content, *fields)
-    if found is None:
-        return Outcome.retry(f"{channel}: unreadable answer", status=status)
-    code, text = found
-    if code == ok:
-        return Outcome.ok(status)
-    reason = f"{channel}: {fields[0]} {code}: {text}"
-    if pauses is not None and code in pauses:
-        return Outcome.retry(reason, pauses[code], status)
-    if retry(code):
-        return Outcome.retry(reason, status=status)
-    return Outcome.permanent(reason, status)
+    content_type: str = "application/json",
+    params: Mapping[str, str] | None = None,
+    headers: Mapping[str, str] | None = None,
+) -> Post:
+    """A chat provider's JSON POST (:func:`json_body`): ``Content-Type`` as that provider
+    spells it, then any other ``headers``."""
+    return Post(url, json_body(body), {"Content-Type": content_type, **(headers or {})}, params)
 
 
-def text_head(resp: httpx.Response) -> str:
-    return resp.text[:200]
+def _never(code: int) -> bool:
+    return False
+
+
+@dataclass(frozen=True, slots=True)
+class ResultCode:
+    """How a provider that answers 2xx even when it refuses states its verdict: a numeric code
+    in a JSON body. ``code_keys``/``text_keys`` are tried in order (Feishu's older servers say
+    ``StatusCode``); ``ok`` is delivered, a code in ``pauses`` retries after that many seconds,
+    one ``retry`` accepts retries at once, any other is permanent. An unreadable answer retries:
+    something other than the provider answered (a captive portal, a proxy page)."""
+
+    code_keys: tuple[str, ...]
+    text_keys: tuple[str, ...]
+    ok: int
+    retry: Callable[[int], bool] = _never
+    pauses: Mapping[int, float] = field(default_factory=dict)
+
+    def read(self, content: bytes) -> tuple[int, str] | None:
+        """The code and its message (cut to 200 characters), or None when the answer is not
+        that JSON."""
+        try:
+            doc = json.loads(content)
+            code = next(doc[k] for k in self.code_keys if k in doc)
+            text = next((doc[k] for k in self.text_keys if k in doc), "")
+            return int(code), str(text)[:DETAIL_CHARS]
+        except (ValueError, StopIteration, TypeError, AttributeError):
+            return None
+
+    def outcome(self, channel: str, content: bytes, status: int) -> Outcome:
+        found = self.read(content)
+        if found is None:
+            return Outcome.retry(f"{channel}: unreadable answer", status=status)
+        code, text = found
+        if code == self.ok:
+            return Outcome.ok(status)
+        reason = f"{channel}: {self.code_keys[0]} {code}: {text}"
+        if code in self.pauses:
+            return Outcome.retry(reason, self.pauses[code], status)
+        if self.retry(code):
+            return Outcome.retry(reason, status=status)
+        return Outcome.permanent(reason, status)
+
+
+def error_text(content: bytes, render: Callable[[Any], str]) -> str:
+    """A provider's error JSON as ``render`` words it, or the raw head of a non-JSON answer;
+    at most 200 characters either way."""
+    try:
+        return render(json.loads(content))[:DETAIL_CHARS]
+    except (ValueError, AttributeError, KeyError, TypeError):
+        return content[:DETAIL_CHARS].decode("utf-8", "replace")
 
 
 class HttpChannel(Generic[C]):
+    """One configured HTTP channel. Subclasses set :attr:`integration`, implement
+    :meth:`request`, and where the provider needs it set :attr:`result_code` or override
+    :meth:`verdict`/:meth:`detail`; they never catch errors themselves."""
+
     integration: ClassVar[str]
+    credential: ClassVar[str] = "secret file"
+    """What an ``OSError`` while building the request means: the credential file named here
+    could not be read (retried, the file may come back)."""
+    result_code: ClassVar[ResultCode | None] = None
+    """The provider's verdict inside a 2xx answer; None: the status alone decides."""
 
     def __init__(self, config: C, clock: Clock = SYSTEM_CLOCK) -> None:
         self.config = config
@@ -87,37 +138,62 @@ class HttpChannel(Generic[C]):
             )
         return self._client
 
-    def _group(self, payload: Mapping[str, Any]) -> Mapping[str, Any] | None:
+    async def notify(
+        self, payload: Mapping[str, Any], idempotency_key: str | None = None
+    ) -> Outcome:
+        group = self.select(payload)
+        if group is None:
+            return Outcome.ok()  # nothing to say: a resolved-only group, resolved muted
+        return await self.deliver(group, idempotency_key)
+
+    def select(self, payload: Mapping[str, Any]) -> Mapping[str, Any] | None:
         """The payload to announce, without resolved alerts if the receiver does not want them
         and cut to ``max_alerts``; None when nothing is left to send."""
         kept = payload if self.config.send_resolved else without_resolved(payload)
         return None if kept is None else truncate(kept, self.config.max_alerts)
 
-    async def _attempt(
-        self,
-        request: Request,
-        credential: str,
-        *,
-        verdict: Verdict | None = None,
-        detail: Callable[[httpx.Response], str] = text_head,
-    ) -> Outcome:
-        """One attempt: ``request`` (which may read a credential file, named ``credential`` in
-        the error) and the verdict. A 2xx answer is judged by ``verdict`` (the provider's body
-        code) when there is one; any other status by :func:`classify_http`, with ``detail`` of
-        the answer in the redacted reason. Transport errors are classified, never raised."""
+    async def deliver(self, group: Mapping[str, Any], idempotency_key: str | None) -> Outcome:
+        """Send one group in one attempt (Telegram adds a plain-text second try)."""
+        return await self.attempt(lambda: self.request(group, idempotency_key))
+
+    def request(self, group: Mapping[str, Any], idempotency_key: str | None) -> Post:
+        """The provider's request for ``group``; may read credential files (``OSError``)."""
+        raise NotImplementedError
+
+    def verdict(self, resp: httpx.Response) -> Outcome:
+        """The verdict on a 2xx answer: :attr:`result_code` when the provider has one."""
+        if self.result_code is None:
+            return Outcome.ok(resp.status_code)
+        return self.result_code.outcome(self.integration, resp.content, resp.status_code)
+
+    def detail(self, resp: httpx.Response) -> str:
+        """What a failure reason quotes of a non-2xx answer."""
+        return resp.text[:DETAIL_CHARS]
+
+    async def attempt(self, build: Callable[[], Post]) -> Outcome:
+        """One attempt: build the request, post it, judge the answer. A 2xx answer is judged
+        by :meth:`verdict`; any other status by :func:`classify_http` (``Retry-After`` and body
+        hints honoured), with :meth:`detail` in the redacted reason. Transport errors are
+        classified and an unreadable credential file retries: nothing is raised."""
         try:
-            resp = await request()
+            post = build()
+            resp = await self._http().post(
+                post.url,
+                content=post.content,
+                data=post.form,
+                params=post.params,
+                headers=post.headers,
+            )
         except OSError as exc:
-            return Outcome.retry(f"{self.integration}: {credential}: {type(exc).__name__}")
+            return Outcome.retry(f"{self.integration}: {self.credential}: {type(exc).__name__}")
         except httpx.HTTPError as exc:
             return classify_exception(exc)
-        if verdict is not None and 200 <= resp.status_code < 300:
-            return verdict(resp)
+        if 200 <= resp.status_code < 300:
+            return self.verdict(resp)
         out = classify_http(resp.status_code, resp.content, resp.headers, self.clock.time())
-        if not out.reason:
-            return out
-        reason = redact(f"{self.integration}: {out.reason}: {detail(resp)}")
-        return Outcome(out.kind, reason, out.retry_after, out.status)
+        detail = self.detail(resp)
+        reason = f"{self.integration}: {out.reason}" + (f": {detail}" if detail else "")
+        return Outcome(out.kind, redact(reason), out.retry_after, out.status)
 
     async def aclose(self) -> None:
         if self._client is not None:

@@ -11,7 +11,6 @@ limits) and 5xx retry; 400/401/403/413 are permanent. The idempotency key become
 
 from __future__ import annotations
 
-import json
 import re
 from collections.abc import Mapping
 from dataclasses import dataclass
@@ -21,8 +20,14 @@ from typing import Any
 import httpx
 
 from inferwatch.notify.channels.common import ChatOptions, chat_fields, check_secret, secret_fields
-from inferwatch.notify.channels.http_channel import HttpChannel, json_body, secret_or_file
-from inferwatch.notify.retry import Outcome
+from inferwatch.notify.channels.http_channel import (
+    HttpChannel,
+    Post,
+    error_text,
+    json_post,
+    optional_secret,
+    secret_or_file,
+)
 
 DEFAULT_URL = "https://ntfy.sh"
 LIMIT = 4096
@@ -55,8 +60,7 @@ class NtfyConfig(ChatOptions):
     def resolve(self) -> tuple[str, str | None]:
         """(topic, token), files read at send time so a rotated secret needs no reload."""
         topic = secret_or_file(self.topic, self.topic_file)
-        token = self.token if self.token_file is None else secret_or_file(None, self.token_file)
-        return topic, token
+        return topic, optional_secret(self.token, self.token_file)
 
 
 def build_body(config: NtfyConfig, topic: str, payload: Mapping[str, Any]) -> dict[str, Any]:
@@ -70,40 +74,26 @@ def build_body(config: NtfyConfig, topic: str, payload: Mapping[str, Any]) -> di
     }
 
 
+def _error(doc: Any) -> str:
+    """``code error`` from ntfy's error JSON (``{"code":42901,"http":429,"error":"..."}``)."""
+    return f"{doc.get('code', '')} {doc.get('error', '')}".strip()
+
+
 class NtfyNotifier(HttpChannel[NtfyConfig]):
     integration = "ntfy"
 
-    async def notify(
-        self, payload: Mapping[str, Any], idempotency_key: str | None = None
-    ) -> Outcome:
-        group = self._group(payload)
-        if group is None:
-            return Outcome.ok()
-        headers = {"Content-Type": "application/json"}
+    def request(self, group: Mapping[str, Any], idempotency_key: str | None) -> Post:
+        headers: dict[str, str] = {}
         if idempotency_key and _SEQUENCE_ID.match(idempotency_key):
             headers["X-Sequence-ID"] = idempotency_key
+        topic, token = self.config.resolve()
+        if token:
+            headers["Authorization"] = f"Bearer {token}"
+        body = build_body(self.config, topic, group)
+        return json_post(self.config.url + "/", body, headers=headers)
 
-        async def request() -> httpx.Response:
-            topic, token = self.config.resolve()
-            if token:
-                headers["Authorization"] = f"Bearer {token}"
-            body = build_body(self.config, topic, group)
-            return await self._http().post(
-                self.config.url + "/",
-                content=json_body(body),
-                headers=headers,
-            )
-
-        return await self._attempt(request, "secret file", detail=lambda r: _error(r.content))
-
-
-def _error(content: bytes) -> str:
-    """``code error`` from ntfy's error JSON (``{"code":42901,"http":429,"error":"..."}``)."""
-    try:
-        doc = json.loads(content)
-        return f"{doc.get('code', '')} {doc.get('error', '')}".strip()[:200]
-    except (ValueError, UnicodeDecodeError, AttributeError):
-        return content[:200].decode("utf-8", "replace")
+    def detail(self, resp: httpx.Response) -> str:
+        return error_text(resp.content, _error)
 
 
 def ntfy_factory(raw: Mapping[str, Any]) -> NtfyNotifier:

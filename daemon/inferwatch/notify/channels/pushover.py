@@ -25,10 +25,9 @@ from inferwatch.notify.channels.common import (
     parse_duration,
     secret_fields,
 )
-from inferwatch.notify.channels.http_channel import HttpChannel, secret_or_file
+from inferwatch.notify.channels.http_channel import DETAIL_CHARS, HttpChannel, Post, secret_or_file
 from inferwatch.notify.message import fit
-from inferwatch.notify.retry import Outcome, classify_exception, classify_http
-from inferwatch.redact import redact
+from inferwatch.notify.retry import Outcome
 
 DEFAULT_API_URL = "https://api.pushover.net/1/messages.json"
 TITLE_CHARS, MESSAGE_CHARS = 250, 1024
@@ -77,38 +76,30 @@ def build_form(config: PushoverConfig, payload: Mapping[str, Any]) -> dict[str, 
 
 
 def _answer(content: bytes) -> tuple[int | None, str]:
+    """Pushover's ``status`` and its ``errors`` joined, or (None, the answer's head)."""
     try:
         doc = json.loads(content)
         errors = doc.get("errors") or []
-        return int(doc["status"]), "; ".join(str(e) for e in errors)[:200]
-    except (ValueError, UnicodeDecodeError, AttributeError, KeyError, TypeError):
-        return None, content[:200].decode("utf-8", "replace")
+        return int(doc["status"]), "; ".join(str(e) for e in errors)[:DETAIL_CHARS]
+    except (ValueError, AttributeError, KeyError, TypeError):
+        return None, content[:DETAIL_CHARS].decode("utf-8", "replace")
 
 
 class PushoverNotifier(HttpChannel[PushoverConfig]):
     integration = "pushover"
 
-    async def notify(
-        self, payload: Mapping[str, Any], idempotency_key: str | None = None
-    ) -> Outcome:
-        group = self._group(payload)
-        if group is None:
-            return Outcome.ok()
-        try:
-            form = build_form(self.config, group)
-            resp = await self._http().post(self.config.api_url, data=form)
-        except OSError as exc:
-            return Outcome.retry(f"pushover: secret file: {type(exc).__name__}")
-        except httpx.HTTPError as exc:
-            return classify_exception(exc)
+    def request(self, group: Mapping[str, Any], idempotency_key: str | None) -> Post:
+        return Post(self.config.api_url, form=build_form(self.config, group))
+
+    def verdict(self, resp: httpx.Response) -> Outcome:
+        """Delivered only with body ``status`` 1; a 2xx saying otherwise is a refusal."""
         status, errors = _answer(resp.content)
-        if 200 <= resp.status_code < 300:
-            if status == 1:
-                return Outcome.ok(resp.status_code)
-            return Outcome.permanent(f"pushover: status {status}: {errors}", resp.status_code)
-        out = classify_http(resp.status_code, resp.content, resp.headers, self.clock.time())
-        reason = redact(f"pushover: {out.reason}: {errors}")
-        return Outcome(out.kind, reason, out.retry_after, out.status)
+        if status == 1:
+            return Outcome.ok(resp.status_code)
+        return Outcome.permanent(f"pushover: status {status}: {errors}", resp.status_code)
+
+    def detail(self, resp: httpx.Response) -> str:
+        return _answer(resp.content)[1]
 
 
 def pushover_factory(raw: Mapping[str, Any]) -> PushoverNotifier:

@@ -14,17 +14,15 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-import httpx
-
 from inferwatch.notify.channels.common import ChatOptions, chat_fields, check_secret, secret_fields
 from inferwatch.notify.channels.http_channel import (
     HttpChannel,
-    code_outcome,
-    json_body,
+    Post,
+    ResultCode,
+    json_post,
     secret_or_file,
 )
 from inferwatch.notify.message import fit
-from inferwatch.notify.retry import Outcome
 
 DEFAULT_API_URL = "https://www.pushplus.plus/send"
 TITLE_CHARS, CONTENT_BYTES = 100, 19000
@@ -71,34 +69,14 @@ def build_body(config: PushPlusConfig, token: str, payload: Mapping[str, Any]) -
     return body
 
 
-def classify_body(content: bytes, status: int) -> Outcome:
-    return code_outcome(
-        "pushplus", content, status, fields=("code", "msg"), ok=200, retry=RETRY_CODES.__contains__
-    )
-
-
 class PushPlusNotifier(HttpChannel[PushPlusConfig]):
     integration = "pushplus"
+    credential = "token_file"
+    result_code = ResultCode(("code",), ("msg",), ok=200, retry=RETRY_CODES.__contains__)
 
-    async def notify(
-        self, payload: Mapping[str, Any], idempotency_key: str | None = None
-    ) -> Outcome:
-        group = self._group(payload)
-        if group is None:
-            return Outcome.ok()
-
-        async def request() -> httpx.Response:
-            token = self.config.resolve_token()
-            body = build_body(self.config, token, group)
-            return await self._http().post(
-                self.config.api_url,
-                content=json_body(body),
-                headers={"Content-Type": "application/json"},
-            )
-
-        return await self._attempt(
-            request, "token_file", verdict=lambda r: classify_body(r.content, r.status_code)
-        )
+    def request(self, group: Mapping[str, Any], idempotency_key: str | None) -> Post:
+        body = build_body(self.config, self.config.resolve_token(), group)
+        return json_post(self.config.api_url, body)
 
 
 def pushplus_factory(raw: Mapping[str, Any]) -> PushPlusNotifier:

@@ -17,13 +17,15 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-import httpx
-
 from inferwatch.notify.channels.common import ChatOptions, chat_fields, check_secret, secret_fields
-from inferwatch.notify.channels.http_channel import HttpChannel, code_outcome, json_body
+from inferwatch.notify.channels.http_channel import (
+    HttpChannel,
+    Post,
+    ResultCode,
+    json_post,
+    secret_or_file,
+)
 from inferwatch.notify.message import fit
-from inferwatch.notify.retry import Outcome
-from inferwatch.redact import register_secret
 
 TURBO_URL = "https://sctapi.ftqq.com"
 _SC3 = re.compile(r"^sctp(\d+)t")
@@ -51,11 +53,7 @@ class ServerChanConfig(ChatOptions):
 
     def endpoint(self) -> str:
         """The send URL for the key kind; ``api_url`` replaces only the scheme and host."""
-        key = self.sendkey
-        if key is None:
-            assert self.sendkey_file is not None
-            key = self.sendkey_file.read_text(encoding="utf-8").strip()
-            register_secret(key)
+        key = secret_or_file(self.sendkey, self.sendkey_file)
         sc3 = _SC3.match(key)
         base = self.api_url or (f"https://{sc3.group(1)}.push.ft07.com" if sc3 else TURBO_URL)
         return f"{base}/send/{key}.send" if sc3 else f"{base}/{key}.send"
@@ -73,30 +71,15 @@ def build_body(config: ServerChanConfig, payload: Mapping[str, Any]) -> dict[str
     return body
 
 
-def classify_body(content: bytes, status: int) -> Outcome:
-    return code_outcome("serverchan", content, status, fields=("code", "message"), ok=0)
-
-
 class ServerChanNotifier(HttpChannel[ServerChanConfig]):
     integration = "serverchan"
+    credential = "sendkey_file"
+    result_code = ResultCode(("code",), ("message",), ok=0)
 
-    async def notify(
-        self, payload: Mapping[str, Any], idempotency_key: str | None = None
-    ) -> Outcome:
-        group = self._group(payload)
-        if group is None:
-            return Outcome.ok()
+    def request(self, group: Mapping[str, Any], idempotency_key: str | None) -> Post:
         body = build_body(self.config, group)
-
-        async def request() -> httpx.Response:
-            return await self._http().post(
-                self.config.endpoint(),
-                content=json_body(body),
-                headers={"Content-Type": "application/json;charset=utf-8"},
-            )
-
-        return await self._attempt(
-            request, "sendkey_file", verdict=lambda r: classify_body(r.content, r.status_code)
+        return json_post(
+            self.config.endpoint(), body, content_type="application/json;charset=utf-8"
         )
 
 

@@ -17,11 +17,8 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import urlsplit
 
-import httpx
-
 from inferwatch.notify.channels.common import ChatOptions, chat_fields, check_secret, secret_fields
-from inferwatch.notify.channels.http_channel import HttpChannel, json_body, secret_or_file
-from inferwatch.notify.retry import Outcome
+from inferwatch.notify.channels.http_channel import HttpChannel, Post, json_post, secret_or_file
 from inferwatch.redact import register_secret
 
 LIMIT = 3500  # characters; Slack truncates long texts, keep the whole message visible
@@ -75,23 +72,10 @@ def build_body(config: SlackConfig, payload: Mapping[str, Any]) -> dict[str, Any
 
 class SlackNotifier(HttpChannel[SlackConfig]):
     integration = "slack"
+    credential = "api_url_file"
 
-    async def notify(
-        self, payload: Mapping[str, Any], idempotency_key: str | None = None
-    ) -> Outcome:
-        group = self._group(payload)
-        if group is None:
-            return Outcome.ok()
-        body = build_body(self.config, group)
-
-        async def request() -> httpx.Response:
-            return await self._http().post(
-                self.config.resolve_url(),
-                content=json_body(body),
-                headers={"Content-Type": "application/json"},
-            )
-
-        return await self._attempt(request, "api_url_file")
+    def request(self, group: Mapping[str, Any], idempotency_key: str | None) -> Post:
+        return json_post(self.config.resolve_url(), build_body(self.config, group))
 
 
 def slack_factory(raw: Mapping[str, Any]) -> SlackNotifier:

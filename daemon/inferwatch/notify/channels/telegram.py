@@ -20,10 +20,9 @@ from typing import Any
 import httpx
 
 from inferwatch.notify.channels.common import ChatOptions, chat_fields, check_secret, secret_fields
-from inferwatch.notify.channels.http_channel import HttpChannel, secret_or_file
+from inferwatch.notify.channels.http_channel import HttpChannel, Post, json_post, secret_or_file
 from inferwatch.notify.message import Style
-from inferwatch.notify.retry import Outcome, OutcomeKind, classify_exception, classify_http
-from inferwatch.redact import redact
+from inferwatch.notify.retry import Outcome, OutcomeKind
 
 DEFAULT_API_URL = "https://api.telegram.org"
 LIMIT = 4096  # characters after entity parsing
@@ -95,41 +94,35 @@ def _description(content: bytes) -> tuple[bool, str, dict[str, Any]]:
 
 class TelegramNotifier(HttpChannel[TelegramConfig]):
     integration = "telegram"
+    credential = "bot_token_file"
 
-    async def notify(
-        self, payload: Mapping[str, Any], idempotency_key: str | None = None
-    ) -> Outcome:
-        group = self._group(payload)
-        if group is None:
-            return Outcome.ok()
+    async def deliver(self, group: Mapping[str, Any], idempotency_key: str | None) -> Outcome:
+        """Send; a message Telegram cannot parse as HTML is sent again as plain text."""
+        outcome = await super().deliver(group, idempotency_key)
         html = self.config.parse_mode == "HTML"
-        outcome = await self._send(build_body(self.config, group, html))
         if html and outcome.kind is OutcomeKind.PERMANENT and "parse entities" in outcome.reason:
-            outcome = await self._send(build_body(self.config, group, html=False))
+            outcome = await self.attempt(lambda: self._post(group, html=False))
         return outcome
 
-    async def _send(self, body: Mapping[str, Any]) -> Outcome:
-        try:
-            token = self.config.resolve_token()
-            resp = await self._http().post(
-                f"{self.config.api_url}/bot{token}/sendMessage",
-                content=json.dumps(body, ensure_ascii=False).encode("utf-8"),
-                headers={"Content-Type": "application/json"},
-            )
-        except OSError as exc:
-            return Outcome.retry(f"telegram: bot_token_file: {type(exc).__name__}")
-        except httpx.HTTPError as exc:
-            return classify_exception(exc)
-        ok, desc, params = _description(resp.content)
-        if 200 <= resp.status_code < 300:
-            if ok:
-                return Outcome.ok(resp.status_code)
-            return Outcome.retry("telegram: unreadable answer", status=resp.status_code)
-        out = classify_http(resp.status_code, resp.content, resp.headers, self.clock.time())
-        reason = f"telegram: {out.reason}: {desc}"
+    def request(self, group: Mapping[str, Any], idempotency_key: str | None) -> Post:
+        return self._post(group, html=self.config.parse_mode == "HTML")
+
+    def _post(self, group: Mapping[str, Any], html: bool) -> Post:
+        url = f"{self.config.api_url}/bot{self.config.resolve_token()}/sendMessage"
+        return json_post(url, build_body(self.config, group, html))
+
+    def verdict(self, resp: httpx.Response) -> Outcome:
+        """A 2xx is delivered only when its body says ``"ok": true``."""
+        if _description(resp.content)[0]:
+            return Outcome.ok(resp.status_code)
+        return Outcome.retry("telegram: unreadable answer", status=resp.status_code)
+
+    def detail(self, resp: httpx.Response) -> str:
+        """Telegram's description, and where a group became a supergroup, its new chat id."""
+        _, desc, params = _description(resp.content)
         if "migrate_to_chat_id" in params:
-            reason += f" (group is now chat_id {params['migrate_to_chat_id']})"
-        return Outcome(out.kind, redact(reason), out.retry_after, out.status)
+            desc += f" (group is now chat_id {params['migrate_to_chat_id']})"
+        return desc
 
 
 def telegram_factory(raw: Mapping[str, Any]) -> TelegramNotifier:

@@ -15,8 +15,6 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-import httpx
-
 from inferwatch import __version__
 from inferwatch.notify.channels.common import (
     CommonOptions,
@@ -25,10 +23,8 @@ from inferwatch.notify.channels.common import (
     parse_duration,
     secret_fields,
 )
-from inferwatch.notify.channels.http_channel import HttpChannel
+from inferwatch.notify.channels.http_channel import HttpChannel, Post, secret_or_file
 from inferwatch.notify.merge import without_extension
-from inferwatch.notify.retry import Outcome, classify_exception, classify_http
-from inferwatch.redact import redact, register_secret
 
 __all__ = ["WebhookConfig", "WebhookNotifier", "parse_duration", "webhook_factory"]
 
@@ -49,42 +45,22 @@ class WebhookConfig(CommonOptions):
 
     def resolve_url(self) -> str:
         """The URL, reading ``url_file`` at send time so a rotated token needs no reload."""
-        if self.url is not None:
-            return self.url
-        assert self.url_file is not None
-        url = self.url_file.read_text(encoding="utf-8").strip()
-        register_secret(url)
-        return url
+        return secret_or_file(self.url, self.url_file)
 
 
 class WebhookNotifier(HttpChannel[WebhookConfig]):
     """POSTs the v4 payload; one pooled client per instance."""
 
     integration = "webhook"
+    credential = "url_file"
 
-    async def notify(
-        self, payload: Mapping[str, Any], idempotency_key: str | None = None
-    ) -> Outcome:
-        body = self._group(payload)
-        if body is None:
-            return Outcome.ok()  # nothing to say: a resolved-only group, resolved muted
-        data = without_extension(body)
+    def request(self, group: Mapping[str, Any], idempotency_key: str | None) -> Post:
         headers = {"Content-Type": "application/json", "User-Agent": f"inferwatch/{__version__}"}
         if idempotency_key:
             headers["Idempotency-Key"] = idempotency_key
-        try:
-            url = self.config.resolve_url()
-            resp = await self._http().post(url, content=json.dumps(data), headers=headers)
-        except OSError as exc:  # url_file unreadable: retry, the file may come back
-            return Outcome.retry(f"webhook: url_file: {exc}")
-        except httpx.HTTPError as exc:
-            return classify_exception(exc)
-        outcome = classify_http(resp.status_code, resp.content, resp.headers, self.clock.time())
-        if outcome.reason:
-            snippet = redact(resp.text[:200])
-            reason = f"webhook: {outcome.reason}: {snippet}" if snippet else outcome.reason
-            return Outcome(outcome.kind, redact(reason), outcome.retry_after, outcome.status)
-        return outcome
+        # json.dumps' default (non-ASCII escaped): the bytes webhook receivers have always had
+        content = json.dumps(without_extension(group)).encode()
+        return Post(self.config.resolve_url(), content, headers)
 
 
 def webhook_factory(raw: Mapping[str, Any]) -> WebhookNotifier:

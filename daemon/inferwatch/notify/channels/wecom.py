@@ -16,17 +16,15 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal, cast
 
-import httpx
-
 from inferwatch.notify.channels.common import ChatOptions, chat_fields, check_secret, secret_fields
 from inferwatch.notify.channels.http_channel import (
     HttpChannel,
-    code_outcome,
-    json_body,
+    Post,
+    ResultCode,
+    json_post,
     secret_or_file,
 )
 from inferwatch.notify.message import Style, fit
-from inferwatch.notify.retry import Outcome
 
 DEFAULT_API_URL = "https://qyapi.weixin.qq.com/cgi-bin/webhook/send"
 MsgType = Literal["markdown", "markdown_v2", "text"]
@@ -91,35 +89,17 @@ def build_body(config: WeComConfig, payload: Mapping[str, Any]) -> dict[str, Any
     return {"msgtype": kind, kind: {"content": fit(content, LIMITS[kind])}}
 
 
-def classify_body(body: bytes) -> Outcome:
-    """The verdict of an HTTP 200 answer, from its ``errcode``."""
-    return code_outcome(
-        "wecom", body, 200, fields=("errcode", "errmsg"), ok=0,
+class WeComNotifier(HttpChannel[WeComConfig]):
+    integration = "wecom"
+    credential = "key_file"
+    result_code = ResultCode(
+        ("errcode",), ("errmsg",), ok=0,
         retry=lambda c: c == BUSY, pauses={RATE_LIMITED: RATE_WINDOW},
     )  # fmt: skip
 
-
-class WeComNotifier(HttpChannel[WeComConfig]):
-    integration = "wecom"
-
-    async def notify(
-        self, payload: Mapping[str, Any], idempotency_key: str | None = None
-    ) -> Outcome:
-        group = self._group(payload)
-        if group is None:
-            return Outcome.ok()
+    def request(self, group: Mapping[str, Any], idempotency_key: str | None) -> Post:
         body = build_body(self.config, group)
-
-        async def request() -> httpx.Response:
-            key = self.config.resolve_key()
-            return await self._http().post(
-                self.config.api_url,
-                params={"key": key},
-                content=json_body(body),
-                headers={"Content-Type": "application/json"},
-            )
-
-        return await self._attempt(request, "key_file", verdict=lambda r: classify_body(r.content))
+        return json_post(self.config.api_url, body, params={"key": self.config.resolve_key()})
 
 
 def wecom_factory(raw: Mapping[str, Any]) -> WeComNotifier:
