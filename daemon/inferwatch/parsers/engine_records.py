@@ -161,10 +161,11 @@ class SpecDecode:
 
     `format`: "vllm_v1_gen3", "vllm_v1_gen2", "vllm_v1_transitional", "vllm_v1_gen1",
     "vllm_v1_early", "vllm_v0", or "llamacpp" (one request's `draft acceptance rate = …`).
-    `mal` as printed (V0: emitted / (drafted / k), 2 decimals; None where the line does not allow
-    it). `draft_acceptance_pct` always percent; a printed `nan` becomes None, as does a
-    per-position list containing `nan`. The tokens/s fields are diluted across idle gaps: use the
-    counts. `cumulative` is true for V0, whose counts run since engine start.
+    `mal` as printed, None where the line prints none (V0 never does: its MAL, emitted /
+    (drafted / k), is a derivation, ``derive.engine.spec.line_mal``). `draft_acceptance_pct`
+    always percent; a printed `nan` becomes None, as does a per-position list containing `nan`.
+    The tokens/s fields are diluted across idle gaps: use the counts. `cumulative` is true for
+    V0, whose counts run since engine start.
     """
 
     type: ClassVar[Literal["spec_decode"]] = "spec_decode"

@@ -243,23 +243,19 @@ def parse_spec(prefix: LinePrefix, body: str) -> SpecDecode | None:
     positions: tuple[float, ...] | None = None
     if per_position and all(p is not None for p in per_position):
         positions = tuple(p for p in per_position if p is not None)
-    mal = floats.get("mal")
-    drafted, emitted = ints.get("drafted"), ints.get("emitted")
-    if fmt == "vllm_v0" and k and drafted and emitted is not None:
-        mal = round(emitted / (drafted / k), 2)  # engine.md 3.3: V0 MAL = emitted / drafts
     return SpecDecode(
         prefix,
         fmt,
-        mal=mal,
+        mal=floats.get("mal"),  # as printed; V0's is derived (derive.engine.spec.line_mal)
         accepted=ints.get("accepted"),
-        drafted=drafted,
+        drafted=ints.get("drafted"),
         per_position=positions,
         k=k,
         draft_acceptance_pct=rate,
         accepted_tps=floats.get("accepted_tps"),
         drafted_tps=floats.get("drafted_tps"),
         cumulative=fmt == "vllm_v0",
-        emitted=emitted,
+        emitted=ints.get("emitted"),
         system_efficiency=floats.get("system_efficiency"),
     )
 

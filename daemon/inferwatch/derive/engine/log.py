@@ -31,7 +31,7 @@ from typing import Any
 from inferwatch.derive.effects import CounterInc, Effect, GaugeSet, SeriesEnd
 from inferwatch.derive.engine import names as n
 from inferwatch.derive.engine.periods import StatsWindow
-from inferwatch.derive.engine.spec import SpecWindow, V0Counters, v1_window
+from inferwatch.derive.engine.spec import SpecWindow, V0Counters, line_mal, v1_window
 from inferwatch.derive.engine.startup import EnginePhase, record_fields
 from inferwatch.labels import Labels, make_labels
 from inferwatch.parsers.engine_records import (
@@ -294,4 +294,6 @@ def line_event_fields(record: EngineRecord) -> dict[str, Any] | None:
         return None
     fields = record_fields(record)
     del fields["type"]
+    if isinstance(record, SpecDecode):
+        fields["mal"] = line_mal(record)  # the parser reports what is printed; V0's is derived
     return fields
