@@ -9,12 +9,11 @@ against them and a user changes one config value.
 from __future__ import annotations
 
 import time
-from collections.abc import Awaitable, Callable
 from datetime import UTC, datetime, tzinfo
 
 from inferwatch.clock import Clock
 from inferwatch.config.models import EngineConfig
-from inferwatch.derive.effects import Effect, apply
+from inferwatch.derive.effects import apply
 from inferwatch.derive.engine.arbiter import EngineRateArbiter
 from inferwatch.derive.engine.metrics import EngineMetricsDeriver
 from inferwatch.derive.engine.names import (
@@ -25,14 +24,13 @@ from inferwatch.derive.engine.names import (
 )
 from inferwatch.derive.engine.pipeline import EngineLogPipeline
 from inferwatch.labels import make_labels
-from inferwatch.model import DockerRecord, Event, JournalRecord, LineRecord, ScrapeStatus
+from inferwatch.model import DockerRecord, JournalRecord, LineRecord, ScrapeStatus
 from inferwatch.parsers.engine import parse_engine_line
 from inferwatch.parsers.engine_prefix import LinePrefix
 from inferwatch.parsers.engine_time import engine_time
 from inferwatch.parsers.promtext import ExpositionError, parse_exposition
+from inferwatch.pipeline.sink import EventSink, apply_effects
 from inferwatch.store.tsdb import SeriesStore
-
-EventSink = Callable[[list[Event]], Awaitable[None]]
 
 
 def local_tz() -> tzinfo:
@@ -78,7 +76,7 @@ class EngineIngest:
         key = f"{rec.source}:{rec.path}:{rec.line_no}"
         effects = self.pipeline.feed(record, at, rec.line_no, rec.path, key)
         if effects:
-            await self._apply(self.arbiter.from_log(effects))
+            await apply_effects(self.arbiter.from_log(effects), self.store, self.sink)
 
     async def on_scrape(self, rec: LineRecord) -> None:
         try:
@@ -87,7 +85,7 @@ class EngineIngest:
             self.store.inc(SCRAPE_ERRORS, self.labels)
             raise
         result = self.metrics.feed(samples, rec.read_at)
-        await self._apply(self.arbiter.from_metrics(result))
+        await apply_effects(self.arbiter.from_metrics(result), self.store, self.sink)
 
     def on_scrape_status(self, status: ScrapeStatus) -> None:
         if not status.up:
@@ -98,10 +96,5 @@ class EngineIngest:
         now = self.clock.time()
         self.store.set(ANCHOR, self.labels, self.cfg.decode_anchor, now)
         self.store.set(MIN_MAL, self.labels, self.cfg.anchor_min_mal, now)
-        await self._apply(self.arbiter.from_log(self.pipeline.flush(now)))
-
-    async def _apply(self, effects: list[Effect]) -> None:
-        if effects:
-            events = apply(effects, self.store)
-            if events:
-                await self.sink(events)
+        effects = self.arbiter.from_log(self.pipeline.flush(now))
+        await apply_effects(effects, self.store, self.sink)
