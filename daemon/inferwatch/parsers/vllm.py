@@ -20,20 +20,8 @@ from inferwatch.parsers.engine_records import (
     to_float,
     to_int,
 )
-from inferwatch.parsers.vllm_faults import fallback_other, parse_fault
-from inferwatch.parsers.vllm_startup import parse_startup
 
-__all__ = [
-    "attach_v0_prefix_cache",
-    "fallback_other",
-    "parse_access",
-    "parse_fault",
-    "parse_spec",
-    "parse_startup",
-    "parse_stats",
-    "to_float",
-    "to_int",
-]
+__all__ = ["attach_v0_prefix_cache", "parse_access", "parse_spec", "parse_stats"]
 
 
 # ---------------------------------------------------------------------------- stats (2.1)

@@ -112,13 +112,13 @@ class EngineLogDeriver:
             return self.end_series(at)
         return []
 
-    def flush(self, now: float = math.inf) -> list[Effect]:
+    def flush(self, now: float = math.inf) -> None:
         """Hand over a window whose SpecDecoding line can no longer come (``now`` past it; no
-        ``now``: end of input). Effects only ever come from ``feed``; the list is for symmetry."""
+        ``now``: end of input). It only settles the window: effects only ever come from
+        ``feed``."""
         w = self._pending
         if w is not None and now - w.at > self._attach:
             self._settle()
-        return []
 
     def end_series(self, at: float) -> list[Effect]:
         """The engine process ended (crash, restart): staleness markers for its window series."""
