@@ -87,9 +87,10 @@ class EngineStats:
 
     `format` is "vllm_v1", "vllm_v0", "sglang_decode", "sglang_prefill", or "vllm_v0_prefix_cache"
     for V0's separate `Prefix cache hit rate: GPU: x%, CPU: y%` line, which belongs to the stats
-    line just before it (see `vllm.attach_v0_prefix_cache`). `waiting` is V1 Waiting, V0 Pending,
-    SGLang `#queue-req`. `kv_usage_pct` is percent (SGLang `token usage` x 100). `dp_rank` is the
-    index in `Engine NNN:`; `aggregated_engines` the N of `N Engines Aggregated:` (sums/means).
+    line just before it (``derive.engine.log`` puts its rate on that line's window). `waiting`
+    is V1 Waiting, V0 Pending, SGLang `#queue-req`. `kv_usage_pct` is percent (SGLang `token
+    usage` x 100). `dp_rank` is the index in `Engine NNN:`; `aggregated_engines` the N of
+    `N Engines Aggregated:` (sums/means).
     """
 
     type: ClassVar[Literal["engine_stats"]] = "engine_stats"

@@ -10,7 +10,6 @@ message body in (after `engine_prefix.split_prefix`), a record or None out; they
 from __future__ import annotations
 
 import re
-from dataclasses import replace
 
 from inferwatch.parsers.engine_prefix import LinePrefix
 from inferwatch.parsers.engine_records import (
@@ -21,7 +20,7 @@ from inferwatch.parsers.engine_records import (
     to_int,
 )
 
-__all__ = ["attach_v0_prefix_cache", "parse_access", "parse_spec", "parse_stats"]
+__all__ = ["parse_access", "parse_spec", "parse_stats"]
 
 
 # ---------------------------------------------------------------------------- stats (2.1)
@@ -113,15 +112,6 @@ def _parse_v0_prefix_cache(prefix: LinePrefix, body: str) -> EngineStats | None:
         "vllm_v0_prefix_cache",
         prefix_cache_hit_pct=to_float(m.group(1)),
         cpu_prefix_cache_hit_pct=to_float(m.group(2)),
-    )
-
-
-def attach_v0_prefix_cache(stats: EngineStats, cache: EngineStats) -> EngineStats:
-    """The V0 stats line `stats` with the hit rates of the prefix-cache line printed after it."""
-    return replace(
-        stats,
-        prefix_cache_hit_pct=cache.prefix_cache_hit_pct,
-        cpu_prefix_cache_hit_pct=cache.cpu_prefix_cache_hit_pct,
     )
 
 
