@@ -1,6 +1,10 @@
-"""Prometheus durations (``90s``, ``1m30s``, ``2h``) as rule files and test files write them.
+"""Prometheus durations (``90s``, ``1m30s``, ``2h``): the one parser of the daemon.
 
-Kept apart from the test-file model so that loading rules does not load it.
+Rule files, promtool test files, the configuration, notification channels and the template
+function ``parseDuration`` all read durations here, so that a duration means the same thing
+wherever it is written. Callers keep their own framing (a bare number of seconds, a default,
+their own error text) and catch :class:`DurationError`. Kept apart from the test-file model so
+that loading rules does not load it.
 """
 
 from __future__ import annotations
@@ -32,6 +36,12 @@ def parse_duration_ms(value: object) -> int:
         if amount is not None:
             total += int(amount) * _UNITS_MS[unit]
     return total
+
+
+def parse_duration_s(value: object) -> float:
+    """:func:`parse_duration_ms` in seconds, as Prometheus's ``float64(d) / float64(time.Second)``
+    gives them (``9ms`` is 0.009: one correctly rounded division, not a sum of rounded parts)."""
+    return parse_duration_ms(value) / 1000
 
 
 def format_duration_ms(ms: int) -> str:

@@ -28,10 +28,6 @@ def make_labels(pairs: Mapping[str, str] | Iterable[tuple[str, str]] | None = No
     return tuple(sorted((k, str(v)) for k, v in items if v != "" and k != NAME_LABEL))
 
 
-def labels_dict(labels: Labels) -> dict[str, str]:
-    return dict(labels)
-
-
 def valid_metric_name(name: str) -> bool:
     return bool(_METRIC_NAME.match(name))
 

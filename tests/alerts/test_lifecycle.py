@@ -95,3 +95,25 @@ def test_several_alerts_sorted_transitions() -> None:
     out = r.apply([c(L2), c(L1)], 0.0, 0.0, 0.0)
     assert [t.alert.labels for t in out] == [L1, L2]
     assert all(t.fired and not t.resolved for t in out)
+
+
+def test_a_snapshot_handed_out_never_changes_afterwards() -> None:
+    """Alerts are held as Alert snapshots and replaced, never mutated (hold, apply, clear)."""
+    r = RuleAlerts(KEY)
+    run(r, [c(L1, 1.0)], 0.0)
+    (first,) = r.alerts()
+    r.hold([L1], 10.0)
+    run(r, [c(L1, 2.0, "later")], 20.0)
+    (now,) = r.alerts()
+    assert (first.value, first.last_eval, first.annotations) == (1.0, 0.0, (("summary", ""),))
+    assert (now.value, now.last_eval, now.annotations) == (2.0, 20.0, (("summary", "later"),))
+    r.clear(30.0)
+    assert first.state is F and now.state is F
+
+
+def test_insert_takes_the_rule_it_is_put_into() -> None:
+    moved = RuleAlerts(RuleKey("old.yaml", "g", "A", "x > 0", ()))
+    run(moved, [c(L1)], 0.0)
+    r = RuleAlerts(KEY)
+    r.insert(moved.snapshot(L1))
+    assert r.snapshot(L1).rule == KEY

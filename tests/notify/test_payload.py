@@ -7,10 +7,13 @@ import json
 from inferwatch.alerts.model import Alert, AlertState, RuleKey
 from inferwatch.labels import make_labels
 from inferwatch.notify.payload import (
+    JSON,
     ZERO_TIME,
-    postable_from_alerts,
+    notifiable,
+    postable_alerts,
     rfc3339,
     truncate,
+    v4_alert,
     webhook_v4,
     without_resolved,
 )
@@ -84,6 +87,14 @@ def test_all_resolved_status_and_truncation() -> None:
     assert len(cut["alerts"]) == 2 and cut["truncatedAlerts"] == 3
     assert truncate(p, 0)["alerts"] == p["alerts"]
     assert without_resolved(p) is None
+
+
+def postable_from_alerts(
+    alerts: list[Alert], *, now: float, generator_url: str, resend_interval: float = 60.0
+) -> list[JSON]:
+    """The push body of the notifiable ``alerts``, as the Alertmanager channel builds it."""
+    items = [v4_alert(a, generator_url) for a in notifiable(alerts)]
+    return postable_alerts(items, now=now, resend_interval=resend_interval)
 
 
 def test_postable_body() -> None:

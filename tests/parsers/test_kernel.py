@@ -9,6 +9,7 @@ from pathlib import Path
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from kernel_lines import parse_gpu_line, parse_misc_line
 
 from inferwatch.parsers import kernel_misc, xid, xid_catalog
 from inferwatch.parsers.kernel import (
@@ -250,10 +251,10 @@ class TestAssembler:
 PARSERS = (
     parse_kernel_line,
     parse_kmsg_record,
-    xid.parse_gpu_line,
+    parse_gpu_line,
     xid.parse_gpu_message,
     xid.normalize_pci_bus_id,
-    kernel_misc.parse_misc_line,
+    parse_misc_line,
     kernel_misc.parse_misc_message,
     kernel_misc.parse_aer,
     kernel_misc.parse_oom_kill,

@@ -6,6 +6,7 @@ import json
 from pathlib import Path
 
 import pytest
+from kernel_lines import parse_misc_line
 
 from inferwatch.parsers.kernel_misc import (
     AerEvent,
@@ -13,7 +14,6 @@ from inferwatch.parsers.kernel_misc import (
     OomKill,
     might_be_misc,
     parse_aer,
-    parse_misc_line,
     parse_misc_message,
 )
 

@@ -5,8 +5,10 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+from kernel_lines import might_be_kernel_record
+
 from inferwatch.parsers.kernel_misc import might_be_misc
-from inferwatch.parsers.kernel_precheck import INTERESTING_BYTES, might_be_kernel_record
+from inferwatch.parsers.kernel_precheck import INTERESTING_BYTES
 from inferwatch.parsers.xid import might_be_gpu_record
 
 FIXTURES = Path(__file__).parents[1] / "fixtures"

@@ -12,6 +12,7 @@ from typing import Any
 
 import pytest
 
+from inferwatch.derive.engine.spec import line_mal
 from inferwatch.parsers.engine import (
     AccessLog,
     EngineCrash,
@@ -22,7 +23,7 @@ from inferwatch.parsers.engine import (
     parse_engine_line,
 )
 from inferwatch.parsers.engine_prefix import EMPTY_PREFIX
-from inferwatch.parsers.vllm import attach_v0_prefix_cache, parse_spec, parse_stats
+from inferwatch.parsers.vllm import parse_spec, parse_stats
 
 HDR = "(APIServer pid=66) INFO 09-02 08:46:23 [v1/metrics/loggers.py:271] "
 V1_CORE = (
@@ -112,10 +113,7 @@ def test_v0_separate_prefix_cache_line_attaches_to_the_stats_line() -> None:
         "throughput: 2.0 tokens/s, Running: 1 reqs, Swapped: 0 reqs, Pending: 0 reqs, GPU KV cache "
         "usage: 2.0%, CPU KV cache usage: 0.0%."
     )
-    merged = attach_v0_prefix_cache(stats, cache)
-    assert (merged.gen_tps, merged.prefix_cache_hit_pct, merged.cpu_prefix_cache_hit_pct) == (
-        2.0, 0.0, 90.0,
-    )  # fmt: skip
+    assert (stats.format, stats.gen_tps, stats.prefix_cache_hit_pct) == ("vllm_v0", 2.0, None)
 
 
 def test_stats_without_throughput_is_not_a_stats_line() -> None:
@@ -172,12 +170,14 @@ def test_early_v0_doubled_tokens_and_mal_from_emitted() -> None:
     assert (s.format, s.k, s.drafted, s.emitted, s.cumulative) == (
         "vllm_v0", 4, 53716, 34244, True,
     )  # fmt: skip
-    assert s.mal == 2.55  # engine.md 3.3: emitted / (drafted / k), never 1 + accepted / drafts
+    assert s.mal is None  # a V0 line prints no MAL; the parser reports only what is printed
+    mal = line_mal(s)  # engine.md 3.3: emitted / (drafted / k), never 1 + accepted / drafts
+    assert mal == 2.55
     assert s.draft_acceptance_pct is not None
     assert math.isclose(s.draft_acceptance_pct, 60.7)
     assert s.system_efficiency is not None
     assert s.k is not None
-    assert math.isclose(s.system_efficiency * (s.k + 1), s.mal, abs_tol=0.01)
+    assert math.isclose(s.system_efficiency * (s.k + 1), mal, abs_tol=0.01)
 
 
 def test_spec_anchor_missing_or_empty() -> None:

@@ -8,6 +8,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from kernel_lines import parse_gpu_line
 
 from inferwatch.parsers.kernel import RecordAssembler, parse_kmsg_record
 from inferwatch.parsers.xid import (
@@ -17,7 +18,6 @@ from inferwatch.parsers.xid import (
     SXidEvent,
     XidEvent,
     normalize_pci_bus_id,
-    parse_gpu_line,
     parse_gpu_message,
 )
 

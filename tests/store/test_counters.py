@@ -8,7 +8,7 @@ from array import array
 
 import pytest
 
-from inferwatch.store.counters import count_resets, extrapolated_delta, reset_corrected_increase
+from inferwatch.store.counters import extrapolated_delta, reset_corrected_increase
 
 
 def series(values: list[float | None], step: float = 60.0) -> tuple[list[float], list[float]]:
@@ -68,7 +68,6 @@ def test_single_sample_gives_nothing() -> None:
 
 def test_reset_helpers() -> None:
     assert reset_corrected_increase([5, 10, 15, 2, 7, 12]) == 22
-    assert count_resets([5, 10, 15, 2, 7, 12, 1]) == 2
 
 
 def test_reset_correction_matches_a_sample_by_sample_reading() -> None:

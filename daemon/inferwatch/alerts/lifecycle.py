@@ -14,12 +14,18 @@ evaluation time ``ts`` (reference/promql.md §7.3):
 
 Each alert whose state changed yields one :class:`AlertTransition` (a new alert that fires at
 once is one ``INACTIVE → FIRING``).
+
+The alerts are held as :class:`~inferwatch.alerts.model.Alert` snapshots themselves, replaced
+(never mutated) when something changes: a snapshot handed out stays what it was, and the
+pending → firing step or an evaluation that only moves ``last_eval`` builds one new object with
+the positional constructor (``dataclasses.replace`` costs several times as much, and this runs
+for every held alert on every evaluation).
 """
 
 from __future__ import annotations
 
 from collections.abc import Collection, Iterable
-from dataclasses import dataclass
+from dataclasses import replace
 from typing import NamedTuple
 
 from inferwatch.alerts.model import Alert, AlertState, AlertTransition, Annotations, RuleKey
@@ -32,18 +38,6 @@ class Candidate(NamedTuple):
     labels: Labels
     annotations: Annotations
     value: float
-
-
-@dataclass(slots=True)
-class _Entry:
-    state: AlertState
-    annotations: Annotations
-    value: float
-    active_at: float
-    fired_at: float | None = None
-    resolved_at: float | None = None
-    keep_firing_since: float | None = None
-    last_eval: float = 0.0
 
 
 class LimitExceeded(Exception):
@@ -60,19 +54,18 @@ class RuleAlerts:
 
     def __init__(self, rule: RuleKey) -> None:
         self.rule = rule
-        self._entries: dict[Labels, _Entry] = {}
+        self._entries: dict[Labels, Alert] = {}
 
     def __len__(self) -> int:
         return len(self._entries)
 
     def snapshot(self, labels: Labels) -> Alert:
-        e = self._entries[labels]
-        return Alert(self.rule, labels, e.annotations, e.state, e.value, e.active_at, e.fired_at,
-                     e.resolved_at, e.keep_firing_since, e.last_eval)  # fmt: skip
+        return self._entries[labels]
 
     def alerts(self) -> list[Alert]:
         """Every alert held, resolved ones included, sorted by labels."""
-        return [self.snapshot(labels) for labels in sorted(self._entries)]
+        entries = self._entries
+        return [entries[labels] for labels in sorted(entries)]
 
     def active(self) -> list[Alert]:
         """Pending and firing alerts (what ALERTS and ``/api/v1/alerts`` show)."""
@@ -117,15 +110,16 @@ class RuleAlerts:
             if found.keep_firing_since is not None:
                 return False
         for key in labels:
-            entries[key].last_eval = ts
+            a = entries[key]
+            entries[key] = Alert(a.rule, key, a.annotations, a.state, a.value, a.active_at,
+                                 a.fired_at, a.resolved_at, a.keep_firing_since, ts)  # fmt: skip
         return True
 
     def insert(self, alert: Alert) -> None:
         """Put back an alert (restored after a restart, or carried over a reload)."""
-        self._entries[alert.labels] = _Entry(
-            alert.state, alert.annotations, alert.value, alert.active_at, alert.fired_at,
-            alert.resolved_at, alert.keep_firing_since, alert.last_eval,
-        )  # fmt: skip
+        self._entries[alert.labels] = (
+            alert if alert.rule == self.rule else replace(alert, rule=self.rule)
+        )
 
     def clear(self, ts: float, was_firing: Iterable[Labels] | None = None) -> list[AlertTransition]:
         """Drop everything (a removed rule, an exceeded limit); alerts that were firing
@@ -136,10 +130,10 @@ class RuleAlerts:
             else {labels for labels, e in self._entries.items() if e.state is AlertState.FIRING}
         )
         out = []
-        for labels, e in sorted(self._entries.items()):
+        for labels, a in sorted(self._entries.items()):
             if labels in firing:
-                e.state, e.resolved_at = AlertState.RESOLVED, ts
-                out.append(AlertTransition(self.snapshot(labels), AlertState.FIRING, e.state, ts))
+                gone = _resolved(a, ts, a.keep_firing_since)
+                out.append(AlertTransition(gone, AlertState.FIRING, AlertState.RESOLVED, ts))
         self._entries.clear()
         return out
 
@@ -153,43 +147,49 @@ class RuleAlerts:
         resolved_retention_s: float = RESOLVED_RETENTION_S,
     ) -> list[AlertTransition]:
         """One evaluation's result; raises :class:`LimitExceeded` after clearing the rule."""
-        before = {labels: e.state for labels, e in self._entries.items() if _active(e.state)}
+        entries, rule = self._entries, self.rule
+        before = {labels: a.state for labels, a in entries.items() if _active(a.state)}
         present: set[Labels] = set()
         for c in candidates:
             present.add(c.labels)
-            e = self._entries.get(c.labels)
-            if e is not None and _active(e.state):
-                e.value, e.annotations, e.last_eval = c.value, c.annotations, ts
+            a = entries.get(c.labels)
+            if a is not None and _active(a.state):  # value and annotations move, keep ends
+                entries[c.labels] = Alert(
+                    rule, c.labels, c.annotations, a.state, c.value, a.active_at, a.fired_at,
+                    a.resolved_at, None, ts,
+                )  # fmt: skip
             else:
-                self._entries[c.labels] = _Entry(
-                    AlertState.PENDING, c.annotations, c.value, ts, last_eval=ts
+                entries[c.labels] = Alert(
+                    rule, c.labels, c.annotations, AlertState.PENDING, c.value, ts, last_eval=ts
                 )
         counted = 0
-        removed: dict[Labels, _Entry] = {}
-        for labels, e in list(self._entries.items()):
-            if labels not in present:
-                keep = False
-                if e.state is AlertState.FIRING and keep_firing_for_s > 0:
-                    if e.keep_firing_since is None:
-                        e.keep_firing_since = ts
-                    keep = ts - e.keep_firing_since < keep_firing_for_s
-                expired = e.resolved_at is not None and ts - e.resolved_at > resolved_retention_s
-                if e.state is AlertState.PENDING or expired:
-                    removed[labels] = self._entries.pop(labels)
-                if _active(e.state) and not keep:
-                    e.state = (
-                        AlertState.INACTIVE
-                        if e.state is AlertState.PENDING
-                        else (AlertState.RESOLVED)
-                    )
-                    e.resolved_at = ts if e.state is AlertState.RESOLVED else None
-                if not keep:
-                    continue
-            else:
-                e.keep_firing_since = None
-            counted += 1
-            if e.state is AlertState.PENDING and ts - e.active_at >= for_s:
-                e.state, e.fired_at = AlertState.FIRING, ts
+        removed: dict[Labels, Alert] = {}
+        for labels, a in list(entries.items()):
+            if labels in present:
+                counted += 1
+                if a.state is AlertState.PENDING and ts - a.active_at >= for_s:
+                    entries[labels] = Alert(
+                        rule, labels, a.annotations, AlertState.FIRING, a.value, a.active_at, ts,
+                        a.resolved_at, a.keep_firing_since, a.last_eval,
+                    )  # fmt: skip
+                continue
+            since, keep = a.keep_firing_since, False
+            if a.state is AlertState.FIRING and keep_firing_for_s > 0:
+                if since is None:
+                    since = ts
+                keep = ts - since < keep_firing_for_s
+            expired = a.resolved_at is not None and ts - a.resolved_at > resolved_retention_s
+            if a.state is AlertState.PENDING or expired:
+                removed[labels] = entries.pop(labels)
+            elif keep:  # firing still, for keep_firing_for
+                counted += 1
+                if a.keep_firing_since is None:
+                    entries[labels] = Alert(
+                        rule, labels, a.annotations, a.state, a.value, a.active_at, a.fired_at,
+                        a.resolved_at, since, a.last_eval,
+                    )  # fmt: skip
+            elif a.state is AlertState.FIRING:
+                entries[labels] = _resolved(a, ts, since)
         if limit > 0 and counted > limit:
             was_firing = [labels for labels, state in before.items() if state is AlertState.FIRING]
             gone = self.clear(ts, was_firing)
@@ -197,23 +197,30 @@ class RuleAlerts:
         return self._transitions(before, removed, ts)
 
     def _transitions(
-        self, before: dict[Labels, AlertState], removed: dict[Labels, _Entry], ts: float
+        self, before: dict[Labels, AlertState], removed: dict[Labels, Alert], ts: float
     ) -> list[AlertTransition]:
         out: list[AlertTransition] = []
         for labels in sorted(set(before) | set(self._entries)):
             old = before.get(labels, AlertState.INACTIVE)
             if labels in self._entries:
-                new, alert = self._entries[labels].state, self.snapshot(labels)
+                alert = self._entries[labels]
+                new = alert.state
             elif labels in removed:
-                e = removed[labels]
+                a = removed[labels]
                 new = AlertState.INACTIVE
-                alert = Alert(self.rule, labels, e.annotations, new, e.value, e.active_at,
-                              last_eval=e.last_eval)  # fmt: skip
+                alert = Alert(self.rule, labels, a.annotations, new, a.value, a.active_at,
+                              last_eval=a.last_eval)  # fmt: skip
             else:
                 continue
             if new is not old and not (old is AlertState.INACTIVE and new is AlertState.RESOLVED):
                 out.append(AlertTransition(alert, old, new, ts))
         return out
+
+
+def _resolved(a: Alert, ts: float, keep_firing_since: float | None) -> Alert:
+    """``a`` resolved at ``ts`` (``keep_firing_since`` as it stood when it stopped firing)."""
+    return Alert(a.rule, a.labels, a.annotations, AlertState.RESOLVED, a.value, a.active_at,
+                 a.fired_at, ts, keep_firing_since, a.last_eval)  # fmt: skip
 
 
 def _active(state: AlertState) -> bool:

@@ -3,20 +3,21 @@
 from __future__ import annotations
 
 import os
-import re
 from pathlib import Path
 from typing import Annotated, Any
 
 from pydantic import BeforeValidator, PlainSerializer, SecretStr
 
+from inferwatch.durations import DurationError, parse_duration_s
 from inferwatch.redact import register_secret
-
-_DURATION = re.compile(r"^((\d+)y)?((\d+)w)?((\d+)d)?((\d+)h)?((\d+)m)?((\d+)s)?((\d+)ms)?$")
-_UNITS = (365 * 86400, 7 * 86400, 86400, 3600, 60, 1, 0.001)
 
 
 def parse_duration(value: Any) -> float:
-    """A Prometheus duration (``1h30m``, ``10s``, ``250ms``) or a number of seconds."""
+    """A Prometheus duration (``1h30m``, ``10s``, ``250ms``) or a number of seconds.
+
+    The string grammar is :mod:`inferwatch.durations`'s; only the framing is the
+    configuration's own: bare numbers are seconds, surrounding blanks are ignored, and the
+    messages name the units because a person edits this file."""
     if isinstance(value, bool):
         raise ValueError("expected a duration such as 10s, 5m or 1h30m")
     if isinstance(value, int | float):
@@ -25,14 +26,12 @@ def parse_duration(value: Any) -> float:
         return float(value)
     if not isinstance(value, str):
         raise ValueError("expected a duration such as 10s, 5m or 1h30m")
-    text = value.strip()
-    if text == "0":
-        return 0.0
-    m = _DURATION.match(text)
-    if not text or m is None:
-        raise ValueError(f"invalid duration {value!r}: use units y w d h m s ms, e.g. 1h30m")
-    groups = m.groups()[1::2]
-    return float(sum(int(g) * unit for g, unit in zip(groups, _UNITS, strict=True) if g))
+    try:
+        return parse_duration_s(value.strip())
+    except DurationError:
+        raise ValueError(
+            f"invalid duration {value!r}: use units y w d h m s ms, e.g. 1h30m"
+        ) from None
 
 
 def format_duration(seconds: float) -> str:

@@ -13,6 +13,7 @@ import re
 from datetime import UTC, datetime, timedelta
 from urllib.parse import quote_plus
 
+from inferwatch.durations import DurationError, parse_duration_s
 from inferwatch.golang.floats import parse_go_float
 from inferwatch.golang.strings import expand, go_quote
 from inferwatch.gotemplate.builtins import FuncError
@@ -214,20 +215,13 @@ def sort_by_label(name: str, result: QueryResult) -> QueryResult:
     return QueryResult(sorted(result, key=lambda s: s.labels.get(name, "")))
 
 
-_DURATION = re.compile(
-    r"(?:(\d+)y)?(?:(\d+)w)?(?:(\d+)d)?(?:(\d+)h)?(?:(\d+)m)?(?:(\d+)s)?(?:(\d+)ms)?"
-)
-_DURATION_UNITS = (31_536_000.0, 604_800.0, 86_400.0, 3600.0, 60.0, 1.0, 0.001)
-
-
 def parse_duration(text: str) -> float:
-    """Prometheus's ``model.ParseDuration`` in seconds (``parseDuration "1h"`` → 3600)."""
-    m = _DURATION.fullmatch(text)
-    if text == "0":
-        return 0.0
-    if not text or m is None:
-        raise FuncError(f'not a valid duration string: "{text}"')
-    return sum(int(g) * u for g, u in zip(m.groups(), _DURATION_UNITS, strict=True) if g)
+    """Prometheus's ``model.ParseDuration`` in seconds (``parseDuration "1h"`` → 3600), failing
+    with Go's message as a template error."""
+    try:
+        return parse_duration_s(text)
+    except DurationError:
+        raise FuncError(f'not a valid duration string: "{text}"') from None
 
 
 def graph_link(expr: str, tab: int) -> str:

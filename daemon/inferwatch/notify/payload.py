@@ -133,10 +133,3 @@ def postable_alerts(
             entry["generatorURL"] = item["generatorURL"]
         body.append(entry)
     return body
-
-
-def postable_from_alerts(
-    alerts: Sequence[Alert], *, now: float, generator_url: str, resend_interval: float = 60.0
-) -> list[JSON]:
-    items = [v4_alert(a, generator_url) for a in notifiable(alerts)]
-    return postable_alerts(items, now=now, resend_interval=resend_interval)

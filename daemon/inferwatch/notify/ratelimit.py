@@ -69,15 +69,6 @@ class Gate:
         self.tokens = 0.0
         self.updated = max(now, until)
 
-    def ready_at(self, now: float) -> float:
-        """When the next token will be there (``now`` if already)."""
-        start = max(now, self.paused_until)
-        if self.limit is None:
-            return start
-        self._refill(now)
-        missing = max(0.0, 1.0 - self.tokens)
-        return max(start, now + missing * 60.0 / self.limit.per_minute)
-
 
 def kind_of(integration: str) -> str:
     """``wecom/1`` (the second WeCom config of a receiver) → ``wecom``."""

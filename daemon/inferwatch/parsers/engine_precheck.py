@@ -13,16 +13,9 @@ from __future__ import annotations
 
 import re
 
+from inferwatch.parsers import vllm_faults, vllm_startup
 from inferwatch.parsers.engine_records import AccessLog, EngineRecord, OtherLine
-from inferwatch.parsers.sglang import _READY
-from inferwatch.parsers.vllm_faults import (
-    _CRASH_ANCHORS,
-    _OTHER_ANCHORS,
-    _PROCESS,
-    _TRACEBACK_STARTS,
-    _UVICORN_SHUTDOWN,
-)
-from inferwatch.parsers.vllm_startup import _FIXED, _HANDLERS
+from inferwatch.parsers.sglang import READY_ANCHOR
 
 DISPATCH = (
     "Avg prompt throughput",
@@ -41,13 +34,9 @@ ENGINE_KEYWORDS: tuple[str, ...] = tuple(
         {
             *DISPATCH,
             *GENERIC,
-            _READY,
-            *(anchor for anchor, _ in _FIXED),
-            *(anchor for anchor, _ in _HANDLERS),
-            *(anchor for anchor, _ in _CRASH_ANCHORS),
-            *(anchor for anchor, _ in _OTHER_ANCHORS),
-            *_TRACEBACK_STARTS,
-            *_UVICORN_SHUTDOWN,
+            READY_ANCHOR,
+            *vllm_startup.ANCHORS,
+            *vllm_faults.ANCHORS,
         }
     )
 )
@@ -81,6 +70,6 @@ def traceback_code(record: EngineRecord) -> bool:
     return (
         isinstance(record, OtherLine)
         and record.kind == "traceback"
-        and not record.text.startswith(_TRACEBACK_STARTS)
-        and _PROCESS.match(record.text) is None
+        and not record.text.startswith(vllm_faults.TRACEBACK_STARTS)
+        and vllm_faults.PROCESS_HEADER.match(record.text) is None
     )

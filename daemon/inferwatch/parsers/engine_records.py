@@ -87,9 +87,10 @@ class EngineStats:
 
     `format` is "vllm_v1", "vllm_v0", "sglang_decode", "sglang_prefill", or "vllm_v0_prefix_cache"
     for V0's separate `Prefix cache hit rate: GPU: x%, CPU: y%` line, which belongs to the stats
-    line just before it (see `vllm.attach_v0_prefix_cache`). `waiting` is V1 Waiting, V0 Pending,
-    SGLang `#queue-req`. `kv_usage_pct` is percent (SGLang `token usage` x 100). `dp_rank` is the
-    index in `Engine NNN:`; `aggregated_engines` the N of `N Engines Aggregated:` (sums/means).
+    line just before it (``derive.engine.log`` puts its rate on that line's window). `waiting`
+    is V1 Waiting, V0 Pending, SGLang `#queue-req`. `kv_usage_pct` is percent (SGLang `token
+    usage` x 100). `dp_rank` is the index in `Engine NNN:`; `aggregated_engines` the N of
+    `N Engines Aggregated:` (sums/means).
     """
 
     type: ClassVar[Literal["engine_stats"]] = "engine_stats"
@@ -161,10 +162,11 @@ class SpecDecode:
 
     `format`: "vllm_v1_gen3", "vllm_v1_gen2", "vllm_v1_transitional", "vllm_v1_gen1",
     "vllm_v1_early", "vllm_v0", or "llamacpp" (one request's `draft acceptance rate = …`).
-    `mal` as printed (V0: emitted / (drafted / k), 2 decimals; None where the line does not allow
-    it). `draft_acceptance_pct` always percent; a printed `nan` becomes None, as does a
-    per-position list containing `nan`. The tokens/s fields are diluted across idle gaps: use the
-    counts. `cumulative` is true for V0, whose counts run since engine start.
+    `mal` as printed, None where the line prints none (V0 never does: its MAL, emitted /
+    (drafted / k), is a derivation, ``derive.engine.spec.line_mal``). `draft_acceptance_pct`
+    always percent; a printed `nan` becomes None, as does a per-position list containing `nan`.
+    The tokens/s fields are diluted across idle gaps: use the counts. `cumulative` is true for
+    V0, whose counts run since engine start.
     """
 
     type: ClassVar[Literal["spec_decode"]] = "spec_decode"

@@ -22,7 +22,6 @@ import re
 from dataclasses import dataclass
 from typing import Any, ClassVar, Literal
 
-from inferwatch.parsers.kernel import parse_kernel_line
 from inferwatch.parsers.kernel_precheck import MISC
 from inferwatch.parsers.xid import normalize_pci_bus_id
 
@@ -147,14 +146,6 @@ MiscRecord = AerEvent | OomKill | HungTask
 def might_be_misc(text: str) -> bool:
     """Cheap pre-check: False means no parser in this module can match `text`."""
     return _MISC_PRECHECK.search(text) is not None
-
-
-def parse_misc_line(line: str) -> MiscRecord | None:
-    """Strip the line's prefix and parse its message."""
-    if not might_be_misc(line):
-        return None
-    parsed = parse_kernel_line(line)
-    return None if parsed.continuation else parse_misc_message(parsed.message)
 
 
 def parse_misc_message(message: str) -> MiscRecord | None:

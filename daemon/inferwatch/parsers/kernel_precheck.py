@@ -20,11 +20,5 @@ MISC_KEYWORDS = (
     "blocked for",
 )
 _ALL = GPU_KEYWORDS + MISC_KEYWORDS
-INTERESTING = re.compile("|".join(re.escape(k) for k in _ALL))
 INTERESTING_BYTES = re.compile("|".join(re.escape(k) for k in _ALL).encode())
 MISC = re.compile("|".join(re.escape(k) for k in MISC_KEYWORDS))
-
-
-def might_be_kernel_record(text: str) -> bool:
-    """False means no kernel parser can match ``text``."""
-    return INTERESTING.search(text) is not None

@@ -25,7 +25,7 @@ from inferwatch.parsers.engine_records import (
     to_int,
 )
 
-__all__ = ["parse_batch", "parse_llamacpp_draft", "parse_sglang_event"]
+__all__ = ["READY_ANCHOR", "parse_batch", "parse_llamacpp_draft", "parse_sglang_event"]
 
 _FLOAT_KEYS = {
     "token usage": "token_usage",
@@ -104,12 +104,13 @@ def parse_batch(prefix: LinePrefix, body: str) -> EngineStats | None:
     )
 
 
-_READY = "The server is fired up and ready to roll"
+# Public for the whole-file scanner (engine_precheck): a ready line must contain it.
+READY_ANCHOR = "The server is fired up and ready to roll"
 
 
 def parse_sglang_event(prefix: LinePrefix, body: str) -> StartupFact | None:
     """SGLang's readiness line (event "server_ready"); failures are in `vllm_faults`."""
-    return StartupFact(prefix, "server_ready") if _READY in body[:300] else None
+    return StartupFact(prefix, "server_ready") if READY_ANCHOR in body[:300] else None
 
 
 _LLAMACPP_DRAFT = re.compile(

@@ -10,7 +10,6 @@ message body in (after `engine_prefix.split_prefix`), a record or None out; they
 from __future__ import annotations
 
 import re
-from dataclasses import replace
 
 from inferwatch.parsers.engine_prefix import LinePrefix
 from inferwatch.parsers.engine_records import (
@@ -20,20 +19,8 @@ from inferwatch.parsers.engine_records import (
     to_float,
     to_int,
 )
-from inferwatch.parsers.vllm_faults import fallback_other, parse_fault
-from inferwatch.parsers.vllm_startup import parse_startup
 
-__all__ = [
-    "attach_v0_prefix_cache",
-    "fallback_other",
-    "parse_access",
-    "parse_fault",
-    "parse_spec",
-    "parse_startup",
-    "parse_stats",
-    "to_float",
-    "to_int",
-]
+__all__ = ["parse_access", "parse_spec", "parse_stats"]
 
 
 # ---------------------------------------------------------------------------- stats (2.1)
@@ -125,15 +112,6 @@ def _parse_v0_prefix_cache(prefix: LinePrefix, body: str) -> EngineStats | None:
         "vllm_v0_prefix_cache",
         prefix_cache_hit_pct=to_float(m.group(1)),
         cpu_prefix_cache_hit_pct=to_float(m.group(2)),
-    )
-
-
-def attach_v0_prefix_cache(stats: EngineStats, cache: EngineStats) -> EngineStats:
-    """The V0 stats line `stats` with the hit rates of the prefix-cache line printed after it."""
-    return replace(
-        stats,
-        prefix_cache_hit_pct=cache.prefix_cache_hit_pct,
-        cpu_prefix_cache_hit_pct=cache.cpu_prefix_cache_hit_pct,
     )
 
 
@@ -243,23 +221,19 @@ def parse_spec(prefix: LinePrefix, body: str) -> SpecDecode | None:
     positions: tuple[float, ...] | None = None
     if per_position and all(p is not None for p in per_position):
         positions = tuple(p for p in per_position if p is not None)
-    mal = floats.get("mal")
-    drafted, emitted = ints.get("drafted"), ints.get("emitted")
-    if fmt == "vllm_v0" and k and drafted and emitted is not None:
-        mal = round(emitted / (drafted / k), 2)  # engine.md 3.3: V0 MAL = emitted / drafts
     return SpecDecode(
         prefix,
         fmt,
-        mal=mal,
+        mal=floats.get("mal"),  # as printed; V0's is derived (derive.engine.spec.line_mal)
         accepted=ints.get("accepted"),
-        drafted=drafted,
+        drafted=ints.get("drafted"),
         per_position=positions,
         k=k,
         draft_acceptance_pct=rate,
         accepted_tps=floats.get("accepted_tps"),
         drafted_tps=floats.get("drafted_tps"),
         cumulative=fmt == "vllm_v0",
-        emitted=emitted,
+        emitted=ints.get("emitted"),
         system_efficiency=floats.get("system_efficiency"),
     )
 

@@ -13,7 +13,7 @@ import re
 from inferwatch.parsers.engine_prefix import LinePrefix
 from inferwatch.parsers.engine_records import EngineCrash, OtherLine, to_int
 
-__all__ = ["fallback_other", "parse_fault"]
+__all__ = ["ANCHORS", "PROCESS_HEADER", "TRACEBACK_STARTS", "fallback_other", "parse_fault"]
 
 _HEAD = 600
 _MESSAGE_MAX = 500
@@ -52,7 +52,7 @@ _RAN_FOR = re.compile(r"ran for (\d+) milliseconds")
 _DIED = re.compile(r"(?:proc|process) (\S+) died unexpectedly")
 _KV_TOO_SMALL = re.compile(r"max seq len \((\d+)\) is larger than .*? KV cache \((\d+)\)")
 
-_TRACEBACK_STARTS = (
+TRACEBACK_STARTS = (
     "Traceback (most recent call last)",
     'File "',
     "The above exception was the direct cause",
@@ -60,7 +60,7 @@ _TRACEBACK_STARTS = (
     "Exception in ",
     "Exception raised from ",
 )
-_PROCESS = re.compile(r"Process [\w.:-]+:\s*$")
+PROCESS_HEADER = re.compile(r"Process [\w.:-]+:\s*$")
 _OTHER_ANCHORS: tuple[tuple[str, str], ...] = (
     ("Search for `cuda", "cuda_error_detail"),
     ("CUDA kernel errors might be asynchronously reported", "cuda_error_detail"),
@@ -87,6 +87,14 @@ _UVICORN_SHUTDOWN = (
     "Waiting for application shutdown.",
     "Application shutdown complete.",
     "Finished server process",
+)
+# Every text a line must contain to become one of this module's records, for the whole-file
+# scanner (engine_precheck); lines without one are exception lines or traceback code.
+ANCHORS: tuple[str, ...] = (
+    *(anchor for anchor, _ in _CRASH_ANCHORS),
+    *(anchor for anchor, _ in _OTHER_ANCHORS),
+    *TRACEBACK_STARTS,
+    *_UVICORN_SHUTDOWN,
 )
 _PY_WARNING = re.compile(r"\b\w*Warning: ")
 
@@ -146,7 +154,7 @@ def parse_fault(prefix: LinePrefix, body: str) -> EngineCrash | OtherLine | None
             return _crash(prefix, signature, exception, message, head)
     if exception is not None and prefix.level not in _QUIET_LEVELS:
         return _crash(prefix, "exception", exception, message, head)
-    if head.startswith(_TRACEBACK_STARTS) or _PROCESS.match(head) is not None:
+    if head.startswith(TRACEBACK_STARTS) or PROCESS_HEADER.match(head) is not None:
         return OtherLine(prefix, "traceback", head)
     for anchor, kind in _OTHER_ANCHORS:
         if anchor in head:

@@ -13,7 +13,7 @@ from collections.abc import Callable
 from inferwatch.parsers.engine_prefix import LinePrefix
 from inferwatch.parsers.engine_records import StartupFact, to_float, to_int
 
-__all__ = ["parse_startup"]
+__all__ = ["ANCHORS", "parse_startup"]
 
 _HEAD = 600
 
@@ -220,6 +220,9 @@ _HANDLERS: tuple[tuple[str, _Handler], ...] = (
     ("Chat template warmup completed", _chat_warmup),
     ("Core engine process", _core_ready),
 )
+# Every text a line must contain to become a start-up fact here, for the whole-file scanner
+# (engine_precheck).
+ANCHORS: tuple[str, ...] = tuple(anchor for anchor, _ in (*_FIXED, *_HANDLERS))
 
 
 def parse_startup(prefix: LinePrefix, body: str) -> StartupFact | None:

@@ -19,8 +19,6 @@ import re
 from dataclasses import dataclass, fields
 from typing import Any, ClassVar
 
-from inferwatch.parsers.kernel import parse_kernel_line
-
 _XID = re.compile(r"NVRM: ?Xid ?\(([^)\n]*)\)\s*:\s*(\d+)\b,?\s*(.*)", re.DOTALL)
 _SXID = re.compile(
     r"(?:(nvidia-nvswitch\d*):\s*)?SXid ?\(([^)\n]*)\)\s*:\s*(\d+)\b,?\s*(.*)", re.DOTALL
@@ -189,14 +187,6 @@ def _bus_id(match: re.Match[str]) -> str:
     number = int(domain, 16)
     domain_text = f"{number:04x}" if number <= 0xFFFF else domain.lower().lstrip("0")
     return f"{domain_text}:{bus.lower()}:{device.lower()}.{function or '0'}"
-
-
-def parse_gpu_line(line: str) -> GpuRecord | None:
-    """Strip the line's prefix and parse its message; continuation lines give None."""
-    if not might_be_gpu_record(line):
-        return None
-    parsed = parse_kernel_line(line)
-    return None if parsed.continuation else parse_gpu_message(parsed.message)
 
 
 def parse_gpu_message(message: str) -> GpuRecord | None:

@@ -10,12 +10,12 @@ from collections.abc import Awaitable, Callable
 
 from inferwatch.labels import make_labels
 from inferwatch.model import Event, Gap, Kind, LineRecord, Record, SampleBatch, ScrapeStatus
+from inferwatch.pipeline.sink import EventSink
 from inferwatch.pipeline.telemetry import Telemetry
 from inferwatch.store.tsdb import SeriesStore
 
 LineHandler = Callable[[LineRecord], Awaitable[None]]
 StatusHandler = Callable[[ScrapeStatus], None]
-EventSink = Callable[[list[Event]], Awaitable[None]]
 MISSED = "inferwatch_kernel_log_records_missed_total"
 
 

@@ -9,7 +9,6 @@ against them and a user changes one config value.
 from __future__ import annotations
 
 import time
-from collections.abc import Awaitable, Callable
 from dataclasses import replace
 from datetime import UTC, datetime, tzinfo
 
@@ -30,9 +29,8 @@ from inferwatch.parsers.engine import parse_engine_line
 from inferwatch.parsers.engine_prefix import LinePrefix
 from inferwatch.parsers.engine_time import engine_time
 from inferwatch.parsers.promtext import ExpositionError, parse_exposition
+from inferwatch.pipeline.sink import EventSink, apply_effects
 from inferwatch.store.tsdb import SeriesStore
-
-EventSink = Callable[[list[Event]], Awaitable[None]]
 
 
 def local_tz() -> tzinfo:
@@ -89,7 +87,7 @@ class EngineIngest:
         if effects:
             if self.first_start:
                 effects = self._old_as_baseline(effects)
-            await self._apply(self.arbiter.from_log(effects))
+            await apply_effects(self.arbiter.from_log(effects), self.store, self.sink)
 
     def _old_as_baseline(self, effects: list[Effect]) -> list[Effect]:
         """On a start without a checkpoint the log's past is read too: what happened more than
@@ -113,7 +111,7 @@ class EngineIngest:
             self.store.inc(SCRAPE_ERRORS, self.labels)
             raise
         result = self.metrics.feed(samples, rec.read_at)
-        await self._apply(self.arbiter.from_metrics(result))
+        await apply_effects(self.arbiter.from_metrics(result), self.store, self.sink)
 
     def on_scrape_status(self, status: ScrapeStatus) -> None:
         if not status.up:
@@ -127,10 +125,4 @@ class EngineIngest:
         effects = self.pipeline.flush(now)  # crash chains close here, on a quiet log
         if effects and self.first_start:
             effects = self._old_as_baseline(effects)
-        await self._apply(self.arbiter.from_log(effects))
-
-    async def _apply(self, effects: list[Effect]) -> None:
-        if effects:
-            events = apply(effects, self.store)
-            if events:
-                await self.sink(events)
+        await apply_effects(self.arbiter.from_log(effects), self.store, self.sink)

@@ -11,12 +11,10 @@ from __future__ import annotations
 
 import time
 import zlib
-from collections.abc import Awaitable, Callable
 from dataclasses import replace
 from pathlib import Path
 
 from inferwatch.clock import Clock
-from inferwatch.derive.effects import Effect, apply
 from inferwatch.derive.kernel.effects import KernelInput, kernel_input
 from inferwatch.derive.kernel.metrics import KERNEL_METRICS
 from inferwatch.derive.kernel.pipeline import KernelPipeline, PipelineSettings
@@ -24,9 +22,8 @@ from inferwatch.model import Event, JournalRecord, LineRecord
 from inferwatch.parsers.kernel import parse_kernel_line, parse_kmsg_record
 from inferwatch.parsers.kernel_message import Kinds, triage
 from inferwatch.parsers.nvidia_proc import ProcGpu, parse_information
+from inferwatch.pipeline.sink import EventSink, apply_effects
 from inferwatch.store.tsdb import SeriesStore
-
-EventSink = Callable[[list[Event]], Awaitable[None]]
 
 
 def describe_kernel_metrics(store: SeriesStore) -> None:
@@ -145,17 +142,12 @@ class KernelIngest:
         item = self.to_input(record)
         if item is None:
             return
-        await self._apply(self.pipeline.process(item))
+        await apply_effects(self.pipeline.process(item), self.store, self.sink, self._enrich)
 
     async def tick(self) -> None:
         """Let time-decided effects (settled repeat bursts) out even when the log is quiet."""
-        await self._apply(self.pipeline.advance(self.clock.time()))
-
-    async def _apply(self, effects: list[Effect]) -> None:
-        if effects:
-            events = apply(effects, self.store)
-            if events:
-                await self.sink([self._enrich(e) for e in events])
+        effects = self.pipeline.advance(self.clock.time())
+        await apply_effects(effects, self.store, self.sink, self._enrich)
 
     def _enrich(self, event: Event) -> Event:
         """Tie a fault's bus id to its GPU (index = device minor, UUID) from the driver's /proc

@@ -14,9 +14,10 @@ from typing import Any
 from inferwatch.clock import Clock
 from inferwatch.config.models import Config, EngineConfig
 from inferwatch.model import Kind
-from inferwatch.pipeline.dispatch import EventSink, LineHandler, StatusHandler
+from inferwatch.pipeline.dispatch import LineHandler, StatusHandler
 from inferwatch.pipeline.engine import EngineIngest, local_tz
 from inferwatch.pipeline.kernel import KernelIngest
+from inferwatch.pipeline.sink import EventSink
 from inferwatch.pipeline.tail_metrics import tail_tick
 from inferwatch.runtime.blocking import BlockingPool
 from inferwatch.runtime.watch import FileWatcher

@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 from enum import StrEnum
 from typing import Literal
 
-from inferwatch.labels import NAME_LABEL, MatchOp
+from inferwatch.labels import MatchOp
 from inferwatch.promql.types import PromQLError
 
 
@@ -101,12 +101,6 @@ class VectorSelector:
         # The selection cache's key: what is selected, independent of offset and @.
         inner = ",".join(f"{m.name}{m.op.value}{m.value!r}" for m in self.matchers)
         object.__setattr__(self, "key", f"{self.name or ''}{{{inner}}}")
-
-    def label_matchers(self) -> tuple[LabelMatcher, ...]:
-        """Every matcher, the metric name included as a ``__name__`` equality."""
-        if self.name is None:
-            return self.matchers
-        return (LabelMatcher.of(NAME_LABEL, MatchOp.EQ, self.name), *self.matchers)
 
 
 @dataclass(frozen=True, slots=True)

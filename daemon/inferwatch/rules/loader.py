@@ -23,7 +23,7 @@ import yaml
 
 from inferwatch.alerts.model import RuleKey
 from inferwatch.config.yamlpos import Loc, Located, format_loc, load_located
-from inferwatch.durations import DurationError, parse_duration_ms
+from inferwatch.durations import DurationError, parse_duration_s
 from inferwatch.errors import Problem
 from inferwatch.gotemplate.templates import Template, TemplateParseError, compile_template
 from inferwatch.labels import make_labels, valid_metric_name
@@ -75,7 +75,7 @@ class _File:
         if value is None:
             return 0.0
         try:
-            return parse_duration_ms(_text(value)) / 1000
+            return parse_duration_s(_text(value))
         except DurationError:
             self.problem(loc, f'not a valid duration string: "{_text(value)}"')
             return 0.0

@@ -102,7 +102,6 @@ class DockerLogsSource:
         checkpoint: Any = None,
         start: Sequence[str] = ("--tail", "1000"),
         restart_delay: float = 1.0,
-        on_state: Callable[[str, str], None] | None = None,
     ) -> None:
         self.container = container
         self.name = name or f"docker:{container}"
@@ -110,7 +109,6 @@ class DockerLogsSource:
         self.docker = docker
         self.start = tuple(start)
         self.restart_delay = restart_delay
-        self._on_state = on_state
         self._mark = Mark.restore(checkpoint)
         self._acked: tuple[int, Mark] | None = (0, self._mark) if self._mark else None
         self._count = 0
@@ -154,8 +152,6 @@ class DockerLogsSource:
         """Run docker logs once; returns lines delivered, exit code and docker's own messages."""
         proc = await spawn(self.command(), limit=STREAM_LIMIT, merge_stderr=True)
         assert proc.stdout is not None
-        if self._on_state:
-            self._on_state("up", "")
         resume = self._mark
         again = list(resume.seen) if resume else []  # lines at the resume time, once each
         tail: deque[str] = deque(maxlen=5)

@@ -121,7 +121,6 @@ class JournaldSource:
         start: Sequence[str] = ("-n", "all"),
         name: str = "kernel",
         restart_delay: float = 1.0,
-        on_state: Callable[[str, str], None] | None = None,
         matches: Sequence[str] = ("_TRANSPORT=kernel",),
     ) -> None:
         self.name = name
@@ -131,7 +130,6 @@ class JournaldSource:
         self.journal_dir = journal_dir
         self.start = tuple(start)
         self.restart_delay = restart_delay
-        self._on_state = on_state
         cursor = checkpoint.get("cursor") if isinstance(checkpoint, dict) else checkpoint
         self._cursor: str | None = cursor if isinstance(cursor, str) and cursor else None
         self._acked: tuple[int, str] | None = (0, self._cursor) if self._cursor else None
@@ -193,8 +191,6 @@ class JournaldSource:
         assert proc.stdout is not None and proc.stderr is not None
         tail: deque[str] = deque(maxlen=5)
         drain = asyncio.create_task(_collect(proc.stderr, tail))
-        if self._on_state:
-            self._on_state("up", "")
         delivered = 0
         try:
             async for line in lines(proc.stdout):

@@ -57,20 +57,17 @@ class KmsgSource:
         checkpoint: Any = None,
         opener: Callable[[], int] | None = None,
         name: str = "kernel",
-        on_state: Callable[[str, str], None] | None = None,
     ) -> None:
         self.name = name
         self.path = path
         self.clock = clock
         self.boot_id = boot_id
         self._open = opener or default_opener(path)
-        self._on_state = on_state
         self._resume_from: int | None = None
         if isinstance(checkpoint, dict) and checkpoint.get("boot_id") == boot_id and boot_id:
             next_seq = checkpoint.get("next_seq")
             self._resume_from = int(next_seq) if isinstance(next_seq, int) else None
         self._acked: int | None = self._resume_from
-        self.overruns = 0
 
     def checkpoint(self) -> dict[str, Any] | None:
         """``{boot_id, next_seq}`` of the records applied so far (None before the first)."""
@@ -101,8 +98,6 @@ class KmsgSource:
             watching = True
         except (OSError, ValueError, NotImplementedError):
             watching = False  # not pollable (a test file): poll on a timer
-        if self._on_state:
-            self._on_state("up", "")
         try:
             expected = self._resume_from
             while True:
@@ -128,7 +123,6 @@ class KmsgSource:
                 return expected
             except BrokenPipeError:
                 overrun = True  # the ring overwrote our next record; the seq jump tells how many
-                self.overruns += 1
                 continue
             if not raw:
                 return expected

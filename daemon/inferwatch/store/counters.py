@@ -9,7 +9,6 @@ extrapolated below zero.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from itertools import pairwise
 from operator import le
 
 
@@ -26,10 +25,6 @@ def reset_corrected_increase(values: Sequence[float]) -> float:
             result += prev
         prev = v
     return result
-
-
-def count_resets(values: Sequence[float]) -> int:
-    return sum(1 for a, b in pairwise(values) if b < a)
 
 
 def extrapolated_delta(

@@ -326,6 +326,14 @@ def test_line_event_has_design_fields() -> None:
     assert engine_line_event(crash, engine="e", source="x", line=19) is None
 
 
+def test_v0_line_event_states_the_mal_derived_from_its_counts() -> None:
+    """A V0 line prints no MAL; its event (and the corpus) carries emitted / (drafted / k)."""
+    v0 = parse_engine_line(corpus(80))
+    assert v0 is not None and v0.type == "spec_decode" and v0.mal is None
+    event = engine_line_event(v0, engine="e", source="x", line=80)
+    assert event is not None and event["mal"] == 2.55
+
+
 def test_generated_tokens_counter_sums_windows_and_stays_flat_in_a_gap() -> None:
 
     d = EngineLogDeriver("e")

@@ -31,7 +31,7 @@ from typing import Any
 from inferwatch.derive.effects import CounterInc, Effect, GaugeSet, SeriesEnd
 from inferwatch.derive.engine import names as n
 from inferwatch.derive.engine.periods import StatsWindow
-from inferwatch.derive.engine.spec import SpecWindow, V0Counters, v1_window
+from inferwatch.derive.engine.spec import SpecWindow, V0Counters, line_mal, v1_window
 from inferwatch.derive.engine.startup import EnginePhase, record_fields
 from inferwatch.labels import Labels, make_labels
 from inferwatch.parsers.engine_records import (
@@ -116,13 +116,13 @@ class EngineLogDeriver:
             return [CounterInc(n.STALL_WARNINGS, self._lab(None), 1.0, at)]
         return []
 
-    def flush(self, now: float = math.inf) -> list[Effect]:
+    def flush(self, now: float = math.inf) -> None:
         """Hand over a window whose SpecDecoding line can no longer come (``now`` past it; no
-        ``now``: end of input). Effects only ever come from ``feed``; the list is for symmetry."""
+        ``now``: end of input). It only settles the window: effects only ever come from
+        ``feed``."""
         w = self._pending
         if w is not None and now - w.at > self._attach:
             self._settle()
-        return []
 
     def end_series(self, at: float) -> list[Effect]:
         """The engine process ended (crash, restart): staleness markers for its window series."""
@@ -298,4 +298,6 @@ def line_event_fields(record: EngineRecord) -> dict[str, Any] | None:
         return None
     fields = record_fields(record)
     del fields["type"]
+    if isinstance(record, SpecDecode):
+        fields["mal"] = line_mal(record)  # the parser reports what is printed; V0's is derived
     return fields

@@ -32,6 +32,7 @@ from dataclasses import dataclass
 from inferwatch.derive.effects import Effect, GaugeSet, SeriesEnd
 from inferwatch.derive.engine import names as n
 from inferwatch.derive.engine.exposition import EngineSamples, group_samples, spec_absent
+from inferwatch.derive.engine.spec import mean_acceptance_length
 from inferwatch.labels import Labels, make_labels
 from inferwatch.parsers.promtext import MetricSample
 
@@ -155,8 +156,8 @@ class EngineMetricsDeriver:
             self._set(out, n.DRAFT_ACCEPT, labels, accepted / draft_tokens, at)
         mal = steps = None
         if drafts is not None:
-            if drafts > 0 and accepted is not None:
-                mal = 1.0 + accepted / drafts
+            mal = mean_acceptance_length(drafts, accepted=accepted)
+            if mal is not None:
                 for (role, position), _ in cur.counters.items():
                     per_pos = d(role, position) if role == "pos" else None
                     if per_pos is not None:
@@ -164,10 +165,11 @@ class EngineMetricsDeriver:
                 if cur.gauges.get("running") == 1:
                     steps = drafts / dt
         elif verify is not None:
-            if verify > 0 and gen is not None:
-                mal, steps = gen / verify, verify / dt
+            mal = None if gen is None else mean_acceptance_length(verify, emitted=gen)
+            if mal is not None:
+                steps = verify / dt
         elif emitted is not None and draft_tokens and self._k:
-            mal = emitted / (draft_tokens / self._k)  # V0: MAL = emitted / drafts (3.3)
+            mal = mean_acceptance_length(draft_tokens / self._k, emitted=emitted)
         elif spec_off and decode is not None:
             steps = decode
         if mal is not None:

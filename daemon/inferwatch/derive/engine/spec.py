@@ -23,6 +23,35 @@ from inferwatch.parsers.engine_records import SpecDecode
 _PRINTED_SLACK = 0.006  # MAL is printed with 2 decimals
 
 
+def mean_acceptance_length(
+    drafts: float, *, accepted: float | None = None, emitted: float | None = None
+) -> float | None:
+    """MAL over ``drafts`` request-steps: the one formula of the log, /metrics and replay.
+
+    Each draft emits its accepted tokens plus one, so V1's accepted draft tokens give
+    ``1 + accepted / drafts``; V0 and SGLang count the emitted tokens themselves
+    (``emitted / drafts``, engine.md 3.3), which wins when given. None when nothing was drafted
+    (MAL is undefined then, not 1) or neither count is known."""
+    if drafts <= 0:
+        return None
+    if emitted is not None:
+        return emitted / drafts
+    if accepted is not None:
+        return 1.0 + accepted / drafts
+    return None
+
+
+def line_mal(spec: SpecDecode) -> float | None:
+    """The MAL one SpecDecoding line states: as printed, or for a V0 line (which prints none)
+    emitted / (drafted / k) of its cumulative counts, to 2 decimals as a log would print it.
+    This is the line's own value (replay's line events, the engine-line corpus), not a
+    window's: windows come from :func:`v1_window` and :class:`V0Counters`."""
+    if spec.format != "vllm_v0" or not (spec.k and spec.drafted) or spec.emitted is None:
+        return spec.mal
+    mal = mean_acceptance_length(spec.drafted / spec.k, emitted=spec.emitted)
+    return None if mal is None else round(mal, 2)
+
+
 @dataclass(frozen=True, slots=True)
 class SpecWindow:
     """What one window says; None = unknown. ``drafts`` are request-steps (may be fractional)."""
@@ -42,8 +71,7 @@ def v1_window(spec: SpecDecode, k_hint: int | None) -> SpecWindow:
     mal: float | None = None
     if accepted is not None and drafted is not None and k:
         drafts = drafted / k
-        if drafts > 0:
-            mal = 1.0 + accepted / drafts
+        mal = mean_acceptance_length(drafts, accepted=accepted)
     printed = spec.mal
     disagree = printed is not None and (mal is None or abs(mal - printed) > _PRINTED_SLACK)
     if printed is not None and disagree and (drafted is None or drafted > 0):
@@ -99,6 +127,6 @@ class V0Counters:
         drafts = d_drafted / k
         mal: float | None = None
         if current[2] >= 0 and prev[2] >= 0:
-            mal = (current[2] - prev[2]) / drafts  # engine.md 3.3: V0 MAL = emitted / drafts
+            mal = mean_acceptance_length(drafts, emitted=current[2] - prev[2])
         accepted_equiv = None if mal is None else (mal - 1.0) * drafts
         return V0Delta(SpecWindow(mal, accepted_equiv, drafts, d_acc / d_drafted, None), False)

@@ -7,7 +7,8 @@ into the store, e.g. with ``derive.effects.apply``) before acknowledging the rec
 
 Records older than ``kernel.alert_max_age`` on a first start are still recorded and counted,
 but must not fire alerts: their events carry ``details["alertable"] = False`` and their counter
-increments are :class:`KernelCounterInc` with ``alertable=False``.
+increments are ``derive.effects.CounterInc`` with ``alertable=False`` (``apply`` writes them so
+the total is right, but as a baseline no rule sees as a new increase).
 """
 
 from __future__ import annotations
@@ -65,17 +66,12 @@ def kernel_input(
     return KernelInput(source, line, at, message, key, record, facility, level, alertable)
 
 
-# ``CounterInc.alertable=False``: the increment comes from an old record; ``apply`` writes it so
-# the total is right, but as a baseline no rule sees as a new increase.
-KernelCounterInc = CounterInc
-
-
 def counter(
     name: str, labels: Mapping[str, str | None], at: float, *, alertable: bool, delta: float = 1.0
-) -> KernelCounterInc:
+) -> CounterInc:
     """A counter increment; ``None`` label values are left out, as Prometheus does empty ones."""
     pairs = {k: v for k, v in labels.items() if v is not None}
-    return KernelCounterInc(name, make_labels(pairs), delta, at, alertable)
+    return CounterInc(name, make_labels(pairs), delta, at, alertable)
 
 
 def event(

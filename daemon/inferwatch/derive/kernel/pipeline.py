@@ -21,11 +21,11 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from inferwatch.derive.effects import Effect
+from inferwatch.derive.effects import CounterInc, Effect
 from inferwatch.derive.kernel import metrics as m
 from inferwatch.derive.kernel.correlate import DEFAULT_WINDOW, MmuCorrelator, MmuSighting
 from inferwatch.derive.kernel.dedupe import FallOffTwins, SxidEvents
-from inferwatch.derive.kernel.effects import KernelCounterInc, KernelInput, counter, event
+from inferwatch.derive.kernel.effects import KernelInput, counter, event
 from inferwatch.derive.kernel.events import (
     all_ranks_event,
     single_gpu_event,
@@ -233,6 +233,6 @@ class KernelPipeline:
             return effects
         return []
 
-    def _repeat(self, repeat: RepeatedFault) -> KernelCounterInc:
+    def _repeat(self, repeat: RepeatedFault) -> CounterInc:
         labels = {"pci_bus_id": repeat.pci_bus_id}
         return counter(m.REPEATED_MMU_FAULTS, labels, repeat.at, alertable=repeat.alertable)

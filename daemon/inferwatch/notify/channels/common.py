@@ -17,6 +17,7 @@ from dataclasses import dataclass, fields
 from pathlib import Path
 from typing import Any, cast
 
+from inferwatch.durations import DurationError, parse_duration_s
 from inferwatch.notify.channels.templating import (
     NO_TEMPLATES,
     ChatMessage,
@@ -26,21 +27,24 @@ from inferwatch.notify.channels.templating import (
 from inferwatch.notify.message import Language, Style, Unit
 from inferwatch.redact import register_secret
 
-_DURATION = re.compile(r"^(\d+(?:\.\d+)?)(ms|s|m|h)?$")
-_UNIT = {"ms": 0.001, "s": 1.0, "m": 60.0, "h": 3600.0, None: 1.0}
+_SECONDS = re.compile(r"^\d+(?:\.\d+)?$")
 LANGUAGES = ("en", "zh")
 
 
 def parse_duration(value: object, default: float) -> float:
-    """Seconds from a number or a Prometheus-style ``10s``/``500ms``/``1m``."""
+    """Seconds from a number (``10``, ``2.5``) or a Prometheus duration (``10s``, ``500ms``,
+    ``1m30s``; :mod:`inferwatch.durations`, which has no fractions: ``1.5s`` is refused)."""
     if value is None:
         return default
     if isinstance(value, int | float) and not isinstance(value, bool):
         return float(value)
-    m = _DURATION.match(str(value).strip())
-    if m is None:
-        raise ValueError(f"bad duration {value!r}")
-    return float(m.group(1)) * _UNIT[m.group(2)]
+    text = str(value).strip()
+    if _SECONDS.match(text):
+        return float(text)
+    try:
+        return parse_duration_s(text)
+    except DurationError:
+        raise ValueError(f"bad duration {value!r}") from None
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
