@@ -19,7 +19,11 @@ def test_scrape_status_reaches_its_sources_handler_and_is_acknowledged() -> None
     dispatcher = Dispatcher(store, Telemetry(store), sink)
     seen: list[object] = []
     acks: list[str] = []
-    dispatcher.on_status("scrape:a", seen.append)
+
+    async def status(record: ScrapeStatus) -> None:
+        seen.append(record)
+
+    dispatcher.on_status("scrape:a", status)
 
     async def lines(record: LineRecord) -> None:
         seen.append(record)

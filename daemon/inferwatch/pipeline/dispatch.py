@@ -15,7 +15,7 @@ from inferwatch.pipeline.telemetry import Telemetry
 from inferwatch.store.tsdb import SeriesStore
 
 LineHandler = Callable[[LineRecord], Awaitable[None]]
-StatusHandler = Callable[[ScrapeStatus], None]
+StatusHandler = Callable[[ScrapeStatus], Awaitable[None]]
 MISSED = "inferwatch_kernel_log_records_missed_total"
 
 
@@ -42,7 +42,7 @@ class Dispatcher:
         elif isinstance(record, ScrapeStatus):
             status_handler = self._status_handlers.get(record.source)
             if status_handler is not None:
-                status_handler(record)
+                await status_handler(record)
         else:
             handler = self._line_handlers.get(record.source)
             if handler is not None:

@@ -14,10 +14,11 @@ from datetime import UTC, datetime, tzinfo
 
 from inferwatch.clock import Clock
 from inferwatch.config.models import EngineConfig
-from inferwatch.derive.effects import CounterInc, Effect, apply
+from inferwatch.derive.effects import CounterInc, Effect, GaugeSet, apply
 from inferwatch.derive.engine.arbiter import EngineRateArbiter
 from inferwatch.derive.engine.metrics import EngineMetricsDeriver
 from inferwatch.derive.engine.names import (
+    CRASHED,
     SCRAPE_ERRORS,
     describe_engine_metrics,
 )
@@ -96,6 +97,8 @@ class EngineIngest:
         horizon = self.clock.time() - self.cfg.alert_max_age
         out: list[Effect] = []
         for effect in effects:
+            if isinstance(effect, GaugeSet) and effect.name == CRASHED and effect.at < horizon:
+                continue  # an old crash is history, not a dead engine to page for now
             if isinstance(effect, CounterInc) and effect.at < horizon:
                 out.append(replace(effect, alertable=False))
             elif isinstance(effect, Event) and effect.at < horizon:
@@ -113,10 +116,12 @@ class EngineIngest:
         result = self.metrics.feed(samples, rec.read_at)
         await apply_effects(self.arbiter.from_metrics(result), self.store, self.sink)
 
-    def on_scrape_status(self, status: ScrapeStatus) -> None:
+    async def on_scrape_status(self, status: ScrapeStatus) -> None:
         if not status.up:
             self.arbiter.metrics_down(self.cfg.name)
             apply(self.metrics.down(status.at), self.store)
+        else:  # answering (again): evidence that a crashed engine is back
+            await apply_effects(self.pipeline.metrics_back(status.at), self.store, self.sink)
 
     async def tick(self) -> None:
         now = self.clock.time()

@@ -35,6 +35,7 @@ UP: Final = "inferwatch_engine_up"
 CRASHES: Final = "inferwatch_engine_crashes_total"
 GENERATED: Final = "inferwatch_engine_generated_tokens_total"
 STALL_WARNINGS: Final = "inferwatch_engine_stall_warnings_total"
+CRASHED: Final = "inferwatch_engine_crashed"
 
 ARBITRATED: Final = frozenset(
     {DECODE, PREFILL, RUNNING, WAITING, KV_USAGE, PREFIX_HIT, MAL, POSITION, DRAFT_ACCEPT, STEPS}
@@ -56,6 +57,9 @@ ENGINE_METRICS: Final[tuple[MetricSpec, ...]] = (
     MetricSpec(WAITING, Kind.GAUGE, "Requests waiting to be scheduled.", _ENGINE),
     MetricSpec(GENERATED, Kind.COUNTER, "Tokens generated, summed from the log's stats windows "
                "(flat while requests run = a stalled engine).", _ENGINE),
+    MetricSpec(CRASHED, Kind.GAUGE, "1 from a crash (by root-cause signature) until the engine is "
+               "seen back (a start-up, a stats line, /metrics answering again), then 0.",
+               ("engine", "signature")),
     MetricSpec(STALL_WARNINGS, Kind.COUNTER, "Engine lines saying a worker waited a minute for "
                "the others (vLLM's shared-memory broadcast): a hang under way.", _ENGINE),
     MetricSpec(KV_USAGE, Kind.GAUGE, "Share of the KV cache in use (0-1).", _ENGINE),

@@ -16,12 +16,13 @@ from typing import Any
 from inferwatch.derive.effects import Effect
 from inferwatch.derive.engine.busy import BusyPeriods
 from inferwatch.derive.engine.crash import EngineCrashTracker
+from inferwatch.derive.engine.liveness import CrashState, shows_life
 from inferwatch.derive.engine.log import EngineLogDeriver
 from inferwatch.parsers.engine_records import EngineRecord
 
 
 class EngineLogPipeline:
-    __slots__ = ("busy", "crashes", "engine", "log")
+    __slots__ = ("busy", "crashes", "engine", "liveness", "log")
 
     def __init__(
         self,
@@ -41,6 +42,7 @@ class EngineLogPipeline:
             on_window=self.busy.add,
         )
         self.crashes = EngineCrashTracker(engine, window=crash_window)
+        self.liveness = CrashState()
 
     def feed(
         self, record: EngineRecord | None, at: float, line: int, source: str, key: str
@@ -48,12 +50,19 @@ class EngineLogPipeline:
         """One line's record (None when the line parsed to nothing: the crash grouper counts
         those lines too)."""
         out = self.log.feed(record, at, line, source, key) if record is not None else []
+        if shows_life(record):
+            out += self.liveness.alive(at)
         crash = self.crashes.feed(record, at, line, source, key)
-        return out + crash if crash else out
+        return out + self.liveness.after_crash(crash) if crash else out
 
     def flush(self, now: float = math.inf) -> list[Effect]:
         self.log.flush(now)
-        return self.crashes.flush(now)
+        crash = self.crashes.flush(now)
+        return self.liveness.after_crash(crash) if crash else crash
+
+    def metrics_back(self, at: float) -> list[Effect]:
+        """The engine's /metrics answers again after it failed: evidence the engine is back."""
+        return self.liveness.alive(at)
 
     def summary(self) -> dict[str, Any]:
         """Busy periods per engine stream with decode, MAL and step rate, and the verdict."""
