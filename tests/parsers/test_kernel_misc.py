@@ -126,7 +126,7 @@ def test_oom_name_with_parentheses() -> None:
         "Out of memory: Kill process 21945 (tidb-server) score 956 or sacrifice child",
         "oom_reaper: reaped process 4242 (python3), now anon-rss:0kB, file-rss:0kB, shmem-rss:0kB",
         "usb 1-1: new high-speed USB device number 2 using xhci_hcd",
-        "pci 0000:05:00.0: AER: can't recover (no error_detected callback)",
+        "pci 0000:05:00.0: AER: Root Port link has been reset (0)",
         "AER: no device prefix here",
         "INFO: task without a pid blocked for more than 122 seconds.",
         "",
@@ -145,3 +145,17 @@ def test_precheck_is_needed_for_every_fixture_line() -> None:
 
 def test_aer_without_a_known_shape() -> None:
     assert parse_aer("pcieport 0000:00:1c.4: AER: enabled with IRQ 122") is None
+
+
+def test_devices_that_cannot_take_part_in_recovery() -> None:
+    """Lines from tests/fixtures/signal (kernel-aer-*.log, provenance in its SOURCES.md)."""
+    for line, bus, driver in [
+        ("nvidia 0000:03:00.0: AER: can't recover (no error_detected callback)",
+         "0000:03:00.0", "nvidia"),
+        ("nvidia 0000:02:00.0: device has no AER-aware driver", "0000:02:00.0", "nvidia"),
+        ("pcieport 0000:00:03.0: AER: device recovery failed", "0000:00:03.0", "pcieport"),
+    ]:  # fmt: skip
+        record = parse_aer(line)
+        assert record is not None and record.kind == "no_recovery"
+        assert (record.pci_bus_id, record.driver) == (bus, driver)
+    assert parse_aer("pcieport 0000:00:03.0: AER: Root Port link has been reset (0)") is None

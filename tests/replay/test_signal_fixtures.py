@@ -58,10 +58,8 @@ EXPECTED: list[Any] = [
     ),
     pytest.param("kernel-noxid-rminitadapter-syslog.log", {"GpuDriverFault"}, marks=todo("item 9")),
     pytest.param("kernel-ts-talos-gsp-coredump.log", {"GpuDriverFault"}, marks=todo("item 10")),
-    pytest.param(
-        "kernel-aer-fatal-cmplto-dmesg-human.log", {"PcieUncorrectableError"}, marks=todo("item 12")
-    ),
-    pytest.param("kernel-oom-python3-syslog.log", {"HostOomKill"}, marks=todo("item 12")),
+    ("kernel-aer-fatal-cmplto-dmesg-human.log", {"GpuPcieUncorrectableError"}),
+    ("kernel-oom-python3-syslog.log", {"HostOomKill"}),
 ]
 
 

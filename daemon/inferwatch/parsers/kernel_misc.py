@@ -26,7 +26,7 @@ from inferwatch.parsers.kernel_precheck import MISC
 from inferwatch.parsers.xid import normalize_pci_bus_id
 
 AerSeverity = Literal["corrected", "uncorrected-nonfatal", "uncorrected-fatal"]
-AerKind = Literal["received", "bus_error", "status", "error_bit"]
+AerKind = Literal["received", "bus_error", "status", "error_bit", "no_recovery"]
 
 _BDF = r"[0-9a-fA-F]{4,8}:[0-9a-fA-F]{2}:[0-9a-fA-F]{2}\.[0-7]"
 _DEVICE = re.compile(rf"(?:^|\s)([\w.\-]+) ({_BDF}): ")
@@ -41,6 +41,11 @@ _AER_STATUS = re.compile(
     r"device \[([0-9a-fA-F]{4}:[0-9a-fA-F]{4})\] error status/mask=([0-9a-fA-F]+)/([0-9a-fA-F]+)"
 )
 _AER_BIT = re.compile(r"^(?:AER: )?\s*\[\s*(\d+)\] (.*?)\s*(\(First\))?\s*$")
+# The device could not take part in recovery from the error (its driver has no AER callbacks,
+# or recovery failed): pcie/pcieaer-howto.rst, "error_detected".
+_AER_NO_RECOVERY = re.compile(
+    r"AER: can't recover|has no AER-aware driver|AER: device recovery failed"
+)
 _OOM = re.compile(
     r"(?:((?:Memory cgroup out|Out) of memory(?: \([^)]*\))?): )?"
     r"Killed process (\d+) \((.*)\)(?:, UID (\d+),)? (?:total-vm|vsz):(\d+)kB, anon-rss:(\d+)kB,"
@@ -176,6 +181,8 @@ def parse_aer(message: str) -> AerEvent | None:
     if match:
         status, mask = int(match[2], 16), int(match[3], 16)
         return AerEvent("status", bus, driver, status=status, mask=mask, vendor_device=match[1])
+    if _AER_NO_RECOVERY.search(rest):
+        return AerEvent("no_recovery", bus, driver)
     match = _AER_BIT.match(rest)
     if match and match[2]:
         bit, name = int(match[1]), match[2]

@@ -21,6 +21,7 @@ OOM_KILLS: Final = "inferwatch_kernel_oom_kills_total"
 HUNG_TASKS: Final = "inferwatch_kernel_hung_tasks_total"
 AER_ERRORS: Final = "inferwatch_pcie_aer_errors_total"
 SXID_ERRORS: Final = "inferwatch_sxid_errors_total"
+GPU_PCIE_FAULTS: Final = "inferwatch_gpu_pcie_uncorrectable_errors_total"
 
 
 @dataclass(frozen=True, slots=True)
@@ -61,7 +62,13 @@ KERNEL_METRICS: Final[tuple[MetricSpec, ...]] = (
         "fault); NVIDIA's Xid 31 workflow treats repeats on the same GPU as a hardware suspicion.",
         ("pci_bus_id",),
     ),
-    MetricSpec(OOM_KILLS, Kind.COUNTER, "Processes killed by the kernel OOM killer.", ()),
+    MetricSpec(
+        OOM_KILLS,
+        Kind.COUNTER,
+        'Processes killed by the kernel OOM killer; gpu_process="true" for an inference '
+        "engine's process or one the kernel log showed holding a GPU context.",
+        ("gpu_process", "name"),
+    ),
     MetricSpec(
         HUNG_TASKS,
         Kind.COUNTER,
@@ -73,6 +80,13 @@ KERNEL_METRICS: Final[tuple[MetricSpec, ...]] = (
         Kind.COUNTER,
         "PCIe AER errors reported by the kernel, per reporting device and severity.",
         ("device", "severity"),
+    ),
+    MetricSpec(
+        GPU_PCIE_FAULTS,
+        Kind.COUNTER,
+        "Uncorrected PCIe (AER) errors that reached a GPU, one per error report, by the worst "
+        "severity in it; a report followed by the GPU falling off the bus counts there instead.",
+        ("pci_bus_id", "severity"),
     ),
     MetricSpec(
         SXID_ERRORS,

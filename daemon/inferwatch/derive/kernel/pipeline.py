@@ -32,8 +32,10 @@ from inferwatch.derive.kernel.events import (
     xid_event,
     xid_severity,
 )
+from inferwatch.derive.kernel.host_faults import GpuAerReports, GpuPcieFault, GpuProcesses
 from inferwatch.derive.kernel.incidents import GpuIncidents
 from inferwatch.derive.kernel.mmu_repeats import DEFAULT_HORIZON, MmuRepeatTracker, RepeatedFault
+from inferwatch.model import Event
 from inferwatch.parsers.kernel_misc import AerEvent, HungTask, MiscRecord, OomKill
 from inferwatch.parsers.xid import GpuMapping, NvrmNote, SXidEvent, XidEvent
 from inferwatch.parsers.xid_catalog import lookup
@@ -54,8 +56,8 @@ class PipelineSettings:
 
 
 class KernelPipeline:
-    __slots__ = ("_driver_version", "_newest", "_uuids", "correlator", "fall_offs", "incidents",
-                 "repeats", "settings", "sxids")  # fmt: skip
+    __slots__ = ("_driver_version", "_newest", "_uuids", "aer", "correlator", "fall_offs",
+                 "gpu_processes", "incidents", "repeats", "settings", "sxids")  # fmt: skip
 
     def __init__(self, settings: PipelineSettings | None = None) -> None:
         s = self.settings = settings or PipelineSettings()
@@ -64,6 +66,8 @@ class KernelPipeline:
         self.repeats = MmuRepeatTracker(s.correlation_window, s.max_skew, s.repeat_horizon)
         self.fall_offs = FallOffTwins(s.fall_off_window, s.max_skew)
         self.sxids = SxidEvents(s.sxid_window, s.max_skew)
+        self.aer = GpuAerReports()
+        self.gpu_processes = GpuProcesses()
         self._uuids: dict[str, str] = {}
         self._driver_version: str | None = None
         self._newest = float("-inf")
@@ -71,7 +75,8 @@ class KernelPipeline:
     @property
     def state_size(self) -> int:
         """Entries held across records (for tests asserting that state stays bounded)."""
-        parts = (self.correlator, self.incidents, self.repeats, self.fall_offs, self.sxids)
+        parts = (self.correlator, self.incidents, self.repeats, self.fall_offs, self.sxids,
+                 self.aer, self.gpu_processes)  # fmt: skip
         return sum(part.state_size for part in parts) + len(self._uuids)
 
     def process(self, item: KernelInput) -> list[Effect]:
@@ -96,14 +101,18 @@ class KernelPipeline:
         if now <= self._newest:
             return []
         self._newest = now
-        return [self._repeat(r) for r in self.repeats.close(now)]
+        return [self._repeat(r) for r in self.repeats.close(now)] + self._pcie(self.aer.close(now))
 
     def flush(self) -> list[Effect]:
         """End of input: decide everything still waiting for time to pass."""
-        return [self._repeat(r) for r in self.repeats.close_all()]
+        repeats = [self._repeat(r) for r in self.repeats.close_all()]
+        return repeats + self._pcie(self.aer.close_all())
 
     def _xid(self, item: KernelInput, xid: XidEvent) -> list[Effect]:
         bus = xid.pci_bus_id
+        self.gpu_processes.saw(xid.pid, xid.name)
+        if xid.xid == 79 and bus is not None:
+            self.aer.fall_off(bus, item.at)
         if xid.xid == 79 and self.fall_offs.twin_of(bus, item.at, xid.implied, item.key):
             return []  # the other line of the same fall-off was counted already
         info = lookup(xid.xid)
@@ -213,9 +222,12 @@ class KernelPipeline:
     def _misc(self, item: KernelInput, record: MiscRecord) -> list[Effect]:
         alertable = item.alertable
         if isinstance(record, OomKill):
+            gpu = self.gpu_processes.holds_gpu(record.pid, record.name)
+            details = {**record.to_dict(), "gpu_process": gpu}
+            oom = {"gpu_process": "true" if gpu else "false", "name": record.name}
             return [
-                event("oom_kill", item, record.to_dict(), {"name": record.name}),
-                counter(m.OOM_KILLS, {}, item.at, alertable=alertable),
+                event("oom_kill", item, details, {"name": record.name}),
+                counter(m.OOM_KILLS, oom, item.at, alertable=alertable),
             ]
         if isinstance(record, HungTask):
             return [
@@ -227,11 +239,24 @@ class KernelPipeline:
                 "device": record.pci_bus_id,
                 "severity": record.severity,
             }
-            effects: list[Effect] = [event("aer", item, record.to_dict(), labels)]
+            effects: list[Effect] = self._pcie(self.aer.observe(record, item.at, alertable))
+            effects.append(event("aer", item, record.to_dict(), labels))
             if record.kind == "bus_error":
                 effects.append(counter(m.AER_ERRORS, labels, item.at, alertable=alertable))
             return effects
         return []
+
+    def _pcie(self, faults: list[GpuPcieFault]) -> list[Effect]:
+        out: list[Effect] = []
+        for fault in faults:
+            labels = {"pci_bus_id": fault.pci_bus_id, "severity": fault.severity}
+            details = {"pci_bus_id": fault.pci_bus_id, "severity": fault.severity,
+                       "port": fault.port, "alertable": fault.alertable}  # fmt: skip
+            key = f"gpu_pcie:{fault.pci_bus_id}:{fault.at:.6f}"
+            out.append(Event("gpu_pcie_error", fault.at, "kernel", key, None,
+                             {"pci_bus_id": fault.pci_bus_id}, details))  # fmt: skip
+            out.append(counter(m.GPU_PCIE_FAULTS, labels, fault.at, alertable=fault.alertable))
+        return out
 
     def _repeat(self, repeat: RepeatedFault) -> CounterInc:
         labels = {"pci_bus_id": repeat.pci_bus_id}
