@@ -9,7 +9,7 @@ printed. Replay never reads the host.
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -262,7 +262,7 @@ class Replay:
         if self.engines:
             engines = self.busy.summary()
             doc["engines"] = engines["engines"]
-            doc["verdict"] = engines["verdict"]
+            doc["verdict"] = _with_alerted_regressions(engines["verdict"], res.alerts)
         text = [
             f"replayed {res.records} records"
             + (
@@ -276,3 +276,19 @@ class Replay:
         if self.engines:
             text += busy_text(doc["engines"], doc["verdict"], self.ctx.tz)
         return doc, text
+
+
+REGRESSION_ALERTS = ("EngineStepRateRegression", "EngineDecodeBelowAnchor", "EngineDecodeCollapse")
+_QUIET = ("no decode difference between busy periods", "no busy periods")
+
+
+def _with_alerted_regressions(verdict: str, alerts: Mapping[str, int]) -> str:
+    """The busy-period verdict, never saying "no difference" beside a speed alert that fired:
+    the rules watch windows the period comparison does not (a 10-minute median, an anchor)."""
+    fired = [name for name in REGRESSION_ALERTS if alerts.get(f"{name} firing")]
+    if not fired:
+        return verdict
+    said = "; ".join(f"{name} fired" for name in fired)
+    if verdict.startswith(_QUIET):
+        return f"{said}: the rules found a slowdown the busy-period comparison does not show"
+    return f"{said}\n{verdict}"

@@ -15,7 +15,7 @@ from typing import Any
 import pytest
 
 from inferwatch.derive.engine.busy import BusyPeriods
-from inferwatch.derive.engine.periods import BusyPeriod, StatsWindow
+from inferwatch.derive.engine.periods import BusyPeriod, Cohort, StatsWindow
 from inferwatch.derive.engine.pipeline import EngineLogPipeline
 from inferwatch.derive.engine.verdict import compare
 from inferwatch.parsers.engine import parse_engine_line
@@ -45,8 +45,9 @@ def test_content_change_is_attributed_to_mal() -> None:
     assert first["windows"] == second["windows"] == 12
     assert first["mal"] == pytest.approx(4.6, abs=0.1) and 150 <= first["decode"] <= 170
     assert 2.6 <= second["mal"] <= 3.1 and 94 <= second["decode"] <= 120
+    # each period's first window is a prefill (5480 prompt t/s): left out of the speed figures
     assert second["verdict"] == (
-        "decode 103 vs 159 earlier is explained by MAL 2.8 vs 4.6 at an unchanged step rate of 37/s"
+        "decode 105 vs 159 earlier is explained by MAL 2.8 vs 4.6 at an unchanged step rate of 37/s"
     )
     assert "explained by MAL" in str(summary["verdict"])
     assert "regression" not in str(summary["verdict"])
@@ -88,8 +89,10 @@ def test_period_mal_is_pooled_from_counts_not_averaged() -> None:
     assert period.mal == pytest.approx(1 + 280 / 100)  # not (2 + 4) / 2
 
 
-def period(decode: float, mal: float | None, steps: float | None, running: float = 1) -> BusyPeriod:
-    return BusyPeriod("e", None, 0.0, 1.0, 3, decode, mal, steps, running)
+def period(decode: float, mal: float | None, steps: float | None, running: int = 1) -> BusyPeriod:
+    """A period of three decode-bound windows at one concurrency (``steps`` per request)."""
+    cohort = Cohort(3, decode, mal, steps)
+    return BusyPeriod("e", None, 0.0, 1.0, 3, decode, mal, steps, float(running), {running: cohort})
 
 
 def test_verdict_texts() -> None:
@@ -103,11 +106,42 @@ def test_verdict_texts() -> None:
     assert compare(period(102.0, 2.8, 36.0), period(100.0, 2.8, 35.7), None).startswith(
         "decode unchanged"
     )
-    assert "different concurrency" in compare(period(60.0, 2.8, 21.0, 3), prev, None)
+    assert "not compared: no concurrency both saw" in compare(
+        period(60.0, 2.8, 21.0, 3), prev, None
+    )
     assert "both the stack and the content" in compare(period(50.0, 2.0, 25.0), prev, None)
     assert "step rate unknown" in compare(period(60.0, None, None), prev, None)
     baseline = compare(period(62.0, 2.8, 22.0), None, 36.0)
     assert baseline.endswith("step rate 22/s is 39 % below the log's single-stream median of 36/s")
+
+
+def test_periods_compare_like_with_like() -> None:
+    """Bursty agentic traffic: prefill windows and 1-4 requests running (the issue's case of
+    "step rate rose 126 %" then "fell 80 %" on an unchanged stack)."""
+    busy = BusyPeriods()
+    t = 0.0
+    for running, prefill in [(1, 0.0), (1, 2400.0), (2, 0.0), (2, 0.0), (1, 0.0), (2, 0.0),
+                             (1, 0.0), (2, 900.0), (2, 0.0), (1, 0.0)]:  # fmt: skip
+        t += 10.0
+        per_request = 40.0 / (1 + 0.08 * (running - 1))  # the batch slows each request a little
+        decode = 2.5 * per_request * running * (0.2 if prefill else 1.0)
+        steps = decode / 2.5
+        busy.add(StatsWindow("e", "0", t, decode, running, 2.5, steps, 150.0 * running, 100.0 *
+                             running, prefill))  # fmt: skip
+    t += 600.0  # idle, then a burst at mostly two requests
+    for running in (2, 2, 2, 2, 1, 1, 1, 2):
+        t += 10.0
+        per_request = 40.0 / (1 + 0.08 * (running - 1))
+        decode = 2.5 * per_request * running
+        busy.add(StatsWindow("e", "0", t, decode, running, 2.5, decode / 2.5, 150.0 * running,
+                             100.0 * running, 0.0))  # fmt: skip
+    first, second = busy.periods("e", "0")
+    assert first.running == 1.0 and first.cohorts[1].windows == 4  # the prefill window is out
+    assert second.running == 2.0
+    text = compare(second, first, None)
+    assert text.startswith("decode unchanged") and "at 1 running" not in text, text
+    assert "stack" not in text
+    assert busy.summary()["verdict"] == "no decode difference between busy periods"
 
 
 def test_summary_without_busy_periods() -> None:

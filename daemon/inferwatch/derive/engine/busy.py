@@ -9,9 +9,10 @@ A busy period is a run of stats windows with at least one running request, where
 busy windows are at most ``gap_intervals`` stats intervals apart (the interval is measured from
 the stream's own spacing, since vLLM's is configurable and SGLang's follows the step rate).
 Windows with nothing running do not belong to a period and do not break it; an idle stretch does,
-because vLLM stops printing while idle. Per period: the median decode, step rate and running,
-and MAL pooled from the counts (1 + sum accepted / sum drafts; engine.md 3.2 says never average
-MALs), falling back to the median of the window MALs when the counts are unknown.
+because vLLM stops printing while idle. Per period and per concurrency (``periods.Cohort``, over
+the decode-bound windows only): the median decode and per-request step rate, and MAL pooled from
+the counts (engine.md 3.2 says never average MALs), falling back to the median of the window
+MALs when the counts are unknown. Periods are compared at a concurrency both saw (``verdict``).
 
 Pure and clock-free. State is bounded: the open period's values, at most ``max_periods`` closed
 periods, and at most ``max_single_stream`` single-stream step rates for the log-wide median.
@@ -24,20 +25,35 @@ from dataclasses import dataclass, field
 from statistics import median
 from typing import Any
 
-from inferwatch.derive.engine.periods import BusyPeriod, StatsWindow, round_or_none
+from inferwatch.derive.engine.periods import (
+    STEP_RATE_BASIS,
+    BusyPeriod,
+    Cohort,
+    StatsWindow,
+    round_or_none,
+)
+from inferwatch.derive.engine.spec import mean_acceptance_length
 from inferwatch.derive.engine.verdict import compare, notable
+
+
+@dataclass(slots=True)
+class _Acc:
+    """One concurrency's decode-bound windows of the open period."""
+
+    decode: list[float] = field(default_factory=list)
+    steps: list[float] = field(default_factory=list)  # per request
+    mals: list[float] = field(default_factory=list)
+    accepted: float = 0.0
+    drafts: float = 0.0
+    windows: int = 0
 
 
 @dataclass(slots=True)
 class _Open:
     start: float
     last: float
-    decode: list[float] = field(default_factory=list)
-    steps: list[float] = field(default_factory=list)
-    mals: list[float] = field(default_factory=list)
     running: list[int] = field(default_factory=list)
-    accepted: float = 0.0
-    drafts: float = 0.0
+    cohorts: dict[int, _Acc] = field(default_factory=dict)
     windows: int = 0
 
 
@@ -79,7 +95,7 @@ class BusyPeriods:
         s.last_at = w.at
         if w.running is None or w.running < 1:
             return
-        if w.running == 1 and w.steps is not None:
+        if w.running == 1 and w.steps is not None and not w.prefill_bound:
             if len(s.single) >= self._max_single:
                 s.single.popleft()
             s.single.append(w.steps)
@@ -92,15 +108,20 @@ class BusyPeriods:
         o.last = w.at
         o.windows += 1
         o.running.append(w.running)
-        if w.decode is not None:
-            o.decode.append(w.decode)
+        if w.decode is None or w.prefill_bound:
+            return
+        acc = o.cohorts.get(w.running)
+        if acc is None:
+            acc = o.cohorts[w.running] = _Acc()
+        acc.windows += 1
+        acc.decode.append(w.decode)
         if w.steps is not None:
-            o.steps.append(w.steps)
+            acc.steps.append(w.steps / w.running)
         if w.mal is not None:
-            o.mals.append(w.mal)
+            acc.mals.append(w.mal)
             if w.accepted is not None and w.drafts:
-                o.accepted += w.accepted
-                o.drafts += w.drafts
+                acc.accepted += w.accepted
+                acc.drafts += w.drafts
 
     def _interval(self, s: _Stream) -> float:
         return median(s.spacings) if s.spacings else self._default
@@ -143,6 +164,7 @@ class BusyPeriods:
                 "engine": engine, "dp_rank": dp_rank,
                 "interval_seconds": round(self._interval(s), 3),
                 "single_stream_step_rate": round_or_none(baseline, 1),
+                "step_rate_basis": STEP_RATE_BASIS,
                 "busy_periods": rows,
             })  # fmt: skip
         if not streams or not any(st["busy_periods"] for st in streams):
@@ -154,19 +176,37 @@ class BusyPeriods:
         return {"engines": streams, "verdict": verdict}
 
 
+def _cohort(acc: _Acc) -> Cohort:
+    mal = mean_acceptance_length(acc.drafts, accepted=acc.accepted)
+    if mal is None and acc.mals:
+        mal = median(acc.mals)
+    return Cohort(
+        windows=acc.windows,
+        decode=median(acc.decode) if acc.decode else None,
+        mal=mal,
+        step_rate=median(acc.steps) if acc.steps else None,
+    )
+
+
 def _period(s: _Stream, o: _Open) -> BusyPeriod:
-    if o.drafts > 0:
-        mal: float | None = 1.0 + o.accepted / o.drafts
+    cohorts = {running: _cohort(acc) for running, acc in sorted(o.cohorts.items())}
+    if cohorts:  # the most common concurrency (the lower on a tie)
+        running = max(cohorts, key=lambda r: (cohorts[r].windows, -r))
+        head = cohorts[running]
+        decode, mal, step_rate = head.decode, head.mal, head.step_rate
+        mode: float | None = float(running)
     else:
-        mal = median(o.mals) if o.mals else None
+        decode = mal = step_rate = None
+        mode = median(o.running) if o.running else None
     return BusyPeriod(
         engine=s.engine,
         dp_rank=s.dp_rank,
         start=o.start,
         end=o.last,
         windows=o.windows,
-        decode=median(o.decode) if o.decode else None,
+        decode=decode,
         mal=mal,
-        step_rate=median(o.steps) if o.steps else None,
-        running=median(o.running) if o.running else None,
+        step_rate=step_rate,
+        running=mode,
+        cohorts=cohorts,
     )

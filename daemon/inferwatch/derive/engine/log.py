@@ -56,6 +56,7 @@ class _Window:
     dp: str | None
     decode: float | None
     running: int | None
+    prefill: float | None = None
 
 
 MAX_WINDOW_S = 60.0
@@ -171,7 +172,7 @@ class EngineLogDeriver:
             mal = spec.mal if spec else None
             accepted, drafts = (spec.accepted, spec.drafts) if spec else (None, None)
             self._on_window(StatsWindow(self.engine, w.dp, w.at, w.decode, w.running, mal,
-                                        steps, accepted, drafts))  # fmt: skip
+                                        steps, accepted, drafts, w.prefill))  # fmt: skip
 
     def _stats(self, r: EngineStats, at: float) -> list[Effect]:
         out: list[Effect] = []
@@ -207,7 +208,7 @@ class EngineLogDeriver:
         out.append(GaugeSet(n.LAST_STATS, self._lab(dp), at, at))
         if r.format == "sglang_prefill":
             return out
-        self._pending = _Window(at, dp, decode, r.running)
+        self._pending = _Window(at, dp, decode, r.running, r.prompt_tps)
         if sglang:  # accept len is on the line itself; without it speculation is off
             if r.mal:
                 self._set(out, n.MAL, dp, r.mal, at)

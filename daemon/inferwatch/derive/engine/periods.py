@@ -1,9 +1,23 @@
-"""What the busy-period derivation reads and produces: stats windows in, busy periods out."""
+"""What the busy-period derivation reads and produces: stats windows in, busy periods out.
+
+Only like is compared with like. A window that prefill dominates (prompt tokens/s above decode
+tokens/s: a request arriving, an agent's long tool output) says nothing about decode speed and
+is left out of a period's speed figures. The windows left are kept by the number of requests
+running (a *cohort*), since per-request speed falls as the batch grows: a period's headline is
+its most common concurrency, and two periods are compared only at a concurrency both saw.
+
+Step rate here is per request: decode tokens/s ÷ MAL ÷ requests running, the engine's forward
+steps per second (each step advances every running request by MAL tokens on average). With one
+request running it equals ``inferwatch_engine_steps_per_second``.
+"""
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from collections.abc import Mapping
+from dataclasses import dataclass, field
 from typing import Any
+
+STEP_RATE_BASIS = "per request: decode / MAL / running"
 
 
 @dataclass(frozen=True, slots=True)
@@ -16,14 +30,32 @@ class StatsWindow:
     decode: float | None
     running: int | None
     mal: float | None = None
-    steps: float | None = None
+    steps: float | None = None  # decode / MAL over the whole batch (tokens per draft step)
     accepted: float | None = None
     drafts: float | None = None
+    prefill: float | None = None
+
+    @property
+    def prefill_bound(self) -> bool:
+        """Prefill dominated this window: its decode is low by nature, not by speed."""
+        return self.prefill is not None and self.decode is not None and self.prefill > self.decode
+
+
+@dataclass(frozen=True, slots=True)
+class Cohort:
+    """A period's decode-bound windows at one concurrency: median decode and per-request step
+    rate, MAL pooled from the counts (falling back to the median of the window MALs)."""
+
+    windows: int
+    decode: float | None
+    mal: float | None
+    step_rate: float | None
 
 
 @dataclass(frozen=True, slots=True)
 class BusyPeriod:
-    """One busy period of one stream: median decode, step rate and running; MAL pooled."""
+    """One busy period of one stream; the headline figures are those of its most common
+    concurrency among decode-bound windows (``running``), every cohort in ``cohorts``."""
 
     engine: str
     dp_rank: str | None
@@ -34,6 +66,7 @@ class BusyPeriod:
     mal: float | None
     step_rate: float | None
     running: float | None
+    cohorts: Mapping[int, Cohort] = field(default_factory=dict)
 
     def to_dict(self) -> dict[str, Any]:
         return {
