@@ -25,7 +25,9 @@ def test_no_file_means_embedded_defaults() -> None:
     assert cfg.kernel.source == "auto"
     assert cfg.gpus.backend == "auto"
     assert cfg.route.receiver == "console"
-    critical = cfg.route.routes[0]
+    incident, critical = cfg.route.routes
+    assert incident.matchers == ['alertname=~"EngineCrashed|GpuMmuFaultOnAllRanks|GpuHardwareXid"']
+    assert (incident.group_by, incident.group_wait) == ([], 3.0)
     assert critical.matchers == ['severity="critical"']
     assert (critical.group_wait, critical.group_interval) == (0.0, 10.0)
 

@@ -3,7 +3,11 @@
 from __future__ import annotations
 
 import asyncio
+import json
+import sqlite3
 from pathlib import Path
+
+import pytest
 
 from inferwatch.alerts.model import Alert, AlertState, AlertTransition, RuleKey
 from inferwatch.clock import FakeClock
@@ -109,3 +113,46 @@ def test_a_flushed_message_leaves_in_the_same_tick_even_as_time_moves(tmp_path: 
     asyncio.run(service.tick())  # one tick: flushed, queued and sent (group_wait 0 for critical)
     assert service.outbox.pending_count() == 0
     asyncio.run(service.close())
+
+
+def alert(name: str, at: float, **labels: str) -> Alert:
+    return Alert(
+        rule=RuleKey("f", "g", name, "vector(1)", ()),
+        labels=make_labels({"alertname": name, "severity": "critical", **labels}),
+        annotations=(("summary", name),),
+        state=AlertState.FIRING,
+        value=1.0,
+        active_at=at,
+        fired_at=at,
+    )
+
+
+def sent_payloads(path: Path) -> list[dict[str, object]]:
+    with sqlite3.connect(path / "outbox.db") as db:
+        rows = db.execute("SELECT payload FROM outbox ORDER BY id").fetchall()
+    return [json.loads(payload) for (payload,) in rows]
+
+
+@pytest.mark.parametrize("kernel_first", [False, True])
+def test_a_crash_and_the_kernel_fault_of_the_same_moment_leave_as_one_message(
+    tmp_path: Path, kernel_first: bool
+) -> None:
+    clock = FakeClock(1000.0)
+    service = NotifyService(parse_config("", "c.yaml"), SeriesStore(clock), clock, tmp_path)
+    crash = alert("EngineCrashed", 1000.0, engine="e", signature="illegal_memory_access")
+    fault = alert("GpuMmuFaultOnAllRanks", 1000.0, classification="software-oob-all-ranks")
+    first, second = (fault, crash) if kernel_first else (crash, fault)
+    service.on_transitions([AlertTransition(first, AlertState.PENDING, AlertState.FIRING, 1000.0)])
+    asyncio.run(service.tick())
+    clock.advance(1.5)  # the other source's line comes a moment later
+    service.on_transitions([AlertTransition(second, AlertState.PENDING, AlertState.FIRING, 1001.5)])
+    for _ in range(8):
+        asyncio.run(service.tick())
+        clock.advance(1.0)
+    asyncio.run(service.close())
+    (payload,) = sent_payloads(tmp_path)
+    alerts = payload["alerts"]
+    assert isinstance(alerts, list)
+    assert sorted(a["labels"]["alertname"] for a in alerts) == [
+        "EngineCrashed", "GpuMmuFaultOnAllRanks"
+    ]  # fmt: skip

@@ -132,13 +132,25 @@ class OutboxConfig(_Strict):
 
 
 # One host: the first critical alert leaves at once, the rest of a cascade follows in one message.
+# An engine crash and the kernel's word on the same moment (an all-ranks MMU fault, a hardware
+# Xid) are one story: they wait three seconds for each other and leave as one message, the
+# crash's diagnosis saying which it was.
+INCIDENT_ALERTS = "EngineCrashed|GpuMmuFaultOnAllRanks|GpuHardwareXid"
 DEFAULT_ROUTE = Route(
     receiver="console",
     group_by=["alertname"],
     group_wait=10.0,
     group_interval=300.0,
     repeat_interval=4 * 3600.0,
-    routes=[Route(matchers=['severity="critical"'], group_wait=0.0, group_interval=10.0)],
+    routes=[
+        Route(
+            matchers=[f'alertname=~"{INCIDENT_ALERTS}"'],
+            group_by=[],
+            group_wait=3.0,
+            group_interval=10.0,
+        ),
+        Route(matchers=['severity="critical"'], group_wait=0.0, group_interval=10.0),
+    ],
 )
 
 
