@@ -39,12 +39,10 @@ EXPECTED: list[Any] = [
     ("kernel-noxid-fallen-off-bus.log", {"GpuFallenOffBus"}),
     ("kernel-aer-fatal-surprise-down-xid79.log", {"GpuFallenOffBus"}),
     ("kernel-ts-dmesg-ctime-multi-gpu.log", {"GpuHardwareXid"}),
+    ("kernel-xid31-all-ranks-openmm.log", {"GpuMmuFaultOnAllRanks"}),
     pytest.param("engine-crash-ansi-remnant-ima.log", {"EngineCrashed"}, marks=todo("item 11")),
     pytest.param(
         "engine-crash-workers-fatal-signal-tp8.log", {"EngineCrashed"}, marks=todo("item 11")
-    ),
-    pytest.param(
-        "kernel-xid31-all-ranks-openmm.log", {"GpuMmuFaultOnAllRanks"}, marks=todo("item 6")
     ),
     pytest.param(
         "kernel-xid31-repeated-pytorch.log", {"GpuRepeatedMmuFaults"}, marks=todo("item 7")

@@ -128,6 +128,27 @@ def test_two_sources_delivering_out_of_order_still_correlate() -> None:
     assert incident.at == 100.0 and incident.details["gpus"] == ["0000:01:00.0", "0000:02:00.0"]
 
 
+def test_one_process_on_three_gpus_at_different_addresses_is_one_software_incident() -> None:
+    """openmm#4393 (tests/fixtures/signal): one pid, three GPUs, one second, three addresses."""
+    lines = (REPO / "tests/fixtures/signal/kernel-xid31-all-ranks-openmm.log").read_text()
+    bodies = [parse_kernel_line(x).message for x in lines.splitlines()]
+    effects = run([(100.0, text) for text in bodies])
+    [incident] = events(effects, "fault_incident")
+    assert (
+        incident.details["match"] == "process" and incident.details["signature"]["addr_lo"] is None
+    )
+    assert incident.details["pids"] == [223309] and "pid 223309" in incident.details["diagnosis"]
+    assert total(effects, m.FAULT_INCIDENTS, classification=ALL_RANKS) == 1
+    assert len({e.details["incident"] for e in events(effects, "xid")[1:]}) == 1
+    assert total(effects, m.REPEATED_MMU_FAULTS) == 0
+
+
+def test_other_processes_at_other_addresses_stay_separate_faults() -> None:
+    one = x31("0000:01:00", 1, "7f3a").replace("VLLM::Worker", "trainer")
+    two = x31("0000:02:00", 2, "7e91").replace("VLLM::Worker", "renderer").replace("1b2", "2c0")
+    assert events(run([(100.0, one), (100.04, two)]), "fault_incident") == []
+
+
 def test_state_stays_bounded_over_a_long_stream() -> None:
     pipe = KernelPipeline()
     messages = [body(i) for i in (1, 6, 9, 15, 18, 19, 24, 27, 38, 39, 41)]

@@ -13,6 +13,9 @@ from inferwatch.derive.kernel.correlate import AllRanksIncident
 from inferwatch.parsers.xid_catalog import XidInfo
 
 ALL_RANKS = "every rank executed the same out-of-bounds access: an engine/kernel bug, not hardware"
+SAME_PROCESS = (
+    "one program faulted on every GPU it drives at once: a bug in the program, not hardware"
+)
 _POINTS_TO = {
     "hardware-memory": "GPU memory hardware",
     "hardware-bus": "the PCIe link or the GPU's power and cooling",
@@ -28,17 +31,22 @@ def all_ranks(incident: AllRanksIncident, driver_version: str | None) -> str:
     """xid.md 9.4: name the process, the signature, and send the user to the engine project."""
     fault = incident.root.fault
     names = sorted({m.name for m in incident.members if m.name})
+    pids = sorted({m.pid for m in incident.members if m.pid is not None})
     gpc = f" GPC{fault.gpc}" if fault.gpc is not None else ""
-    where = "a null address" if fault.addr_lo == 0 else f"low address 0x{fault.addr_lo:08x}"
-    parts = [
-        f"{ALL_RANKS}.",
-        f"{len(incident.gpus)} GPUs ({', '.join(incident.gpus)}) logged the same MMU fault",
-        f"(ENGINE {fault.engine}{gpc} {fault.client}, {fault.fault_type} "
-        f"{fault.access_type}, {where})",
-        f"within {_span(incident)}",
-    ]
-    if names:
-        parts.append(f"in {', '.join(names)}")
+    kind = f"ENGINE {fault.engine}{gpc} {fault.client}, {fault.fault_type} {fault.access_type}"
+    gpus = f"{len(incident.gpus)} GPUs ({', '.join(incident.gpus)})"
+    if incident.match == "address":
+        where = "a null address" if fault.addr_lo == 0 else f"low address 0x{fault.addr_lo:08x}"
+        parts = [f"{ALL_RANKS}.", f"{gpus} logged the same MMU fault ({kind}, {where})"]
+    else:
+        parts = [
+            f"{SAME_PROCESS}.",
+            f"{gpus} logged the same kind of MMU fault ({kind}) at different addresses",
+        ]
+    parts.append(f"within {_span(incident)}")
+    who = [*names, *(f"pid {pid}" for pid in pids if incident.match == "process")]
+    if who:
+        parts.append(f"in {', '.join(who)}")
     text = " ".join(parts) + "."
     text += (
         " Not OOM, not temperature. Report it to the inference engine's project with its "
