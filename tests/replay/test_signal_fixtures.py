@@ -40,12 +40,10 @@ EXPECTED: list[Any] = [
     ("kernel-aer-fatal-surprise-down-xid79.log", {"GpuFallenOffBus"}),
     ("kernel-ts-dmesg-ctime-multi-gpu.log", {"GpuHardwareXid"}),
     ("kernel-xid31-all-ranks-openmm.log", {"GpuMmuFaultOnAllRanks"}),
+    ("kernel-xid31-repeated-pytorch.log", {"GpuRepeatedMmuFaults"}),
     pytest.param("engine-crash-ansi-remnant-ima.log", {"EngineCrashed"}, marks=todo("item 11")),
     pytest.param(
         "engine-crash-workers-fatal-signal-tp8.log", {"EngineCrashed"}, marks=todo("item 11")
-    ),
-    pytest.param(
-        "kernel-xid31-repeated-pytorch.log", {"GpuRepeatedMmuFaults"}, marks=todo("item 7")
     ),
     pytest.param(
         "kernel-nvlink-xid45-caused-by-145-149.log", {"GpuNvlinkFault"}, marks=todo("item 8")

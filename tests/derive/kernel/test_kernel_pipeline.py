@@ -259,6 +259,30 @@ def test_repeated_isolated_mmu_faults_on_one_gpu_count_after_they_settle() -> No
     assert pipe.advance(3614.0) == []  # time never goes back
 
 
+def test_different_processes_faulting_on_one_gpu_over_an_hour_are_repeats() -> None:
+    """pytorch#51382 (tests/fixtures/signal): three pids, one GPU, 50 minutes, three addresses."""
+    text = (REPO / "tests/fixtures/signal/kernel-xid31-repeated-pytorch.log").read_text()
+    parsed = [parse_kernel_line(x) for x in text.splitlines()]
+    pipe = KernelPipeline()
+    effects: list[Effect] = []
+    for n, line in enumerate(parsed):  # dmesg -T: 1 s wall-clock prefixes, in order
+        at = float(n * 600)  # ten minutes apart: each burst settles before the next
+        effects += pipe.process(kernel_input("k", n, at, line.message, f"k:{n}"))
+        effects += pipe.advance(at + 5.0)
+    effects += pipe.flush()
+    assert total(effects, m.REPEATED_MMU_FAULTS, pci_bus_id="0000:db:00.0") == 2
+    assert total(effects, m.REPEATED_MMU_FAULTS) == 2  # the Xid 43s on 3d:00 are not MMU faults
+    assert events(effects, "fault_incident") == []
+
+
+def test_one_process_faulting_again_on_its_gpu_is_not_a_repeat() -> None:
+    """The same pid at another address an hour later: the application's bug, not the card."""
+    again = [(10.0, x31("0000:01:00", 7, "7f3a")), (3610.0, x31("0000:01:00", 7, "7f3b"))]
+    assert total(run(again), m.REPEATED_MMU_FAULTS) == 0
+    other = [(10.0, x31("0000:01:00", 7, "7f3a")), (3610.0, x31("0000:01:00", 8, "7f3b"))]
+    assert total(run(other), m.REPEATED_MMU_FAULTS) == 1
+
+
 def test_multi_gpu_software_faults_are_not_hardware_repeats() -> None:
     pair = [(10.0, x31("0000:01:00", 1, "7f3a")), (10.04, x31("0000:02:00", 2, "7e91"))]
     again = [(4000.0, x31("0000:01:00", 5, "7f3b")), (4000.04, x31("0000:02:00", 6, "7e92"))]
