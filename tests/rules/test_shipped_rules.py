@@ -24,7 +24,7 @@ RULES = sorted((REPO / "rules").glob("*.yaml"))
 TESTS = sorted((Path(__file__).parent / "shipped").glob("*.test.yaml"))
 FIRST_OCCURRENCE = {
     "GpuMmuFaultOnAllRanks", "GpuHardwareXid", "GpuFallenOffBus", "GpuRepeatedMmuFaults",
-    "EngineCrashed", "InferwatchNotificationsFailing",
+    "GpuNvlinkFault", "EngineCrashed", "InferwatchNotificationsFailing",
 }  # fmt: skip
 
 
@@ -97,6 +97,6 @@ def test_rare_events_are_tested_from_a_series_born_at_one() -> None:
                 if values[0].startswith("_") and values[1].startswith("1"):
                     born.append(s["series"].split("{")[0])
     for metric in ("inferwatch_gpu_fault_incidents_total", "inferwatch_xid_errors_total",
-                   "inferwatch_gpu_repeated_mmu_faults_total", "inferwatch_engine_crashes_total",
-                   "inferwatch_notifications_total"):  # fmt: skip
+                   "inferwatch_gpu_repeated_mmu_faults_total", "inferwatch_gpu_nvlink_faults_total",
+                   "inferwatch_engine_crashes_total", "inferwatch_notifications_total"):  # fmt: skip
         assert metric in born, metric
