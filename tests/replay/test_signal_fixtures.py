@@ -39,18 +39,12 @@ EXPECTED: list[Any] = [
     ("kernel-noxid-fallen-off-bus.log", {"GpuFallenOffBus"}),
     ("kernel-aer-fatal-surprise-down-xid79.log", {"GpuFallenOffBus"}),
     ("kernel-ts-dmesg-ctime-multi-gpu.log", {"GpuHardwareXid"}),
+    ("kernel-xid31-all-ranks-openmm.log", {"GpuMmuFaultOnAllRanks"}),
+    ("kernel-xid31-repeated-pytorch.log", {"GpuRepeatedMmuFaults"}),
+    ("kernel-nvlink-xid45-caused-by-145-149.log", {"GpuNvlinkFault"}),
     pytest.param("engine-crash-ansi-remnant-ima.log", {"EngineCrashed"}, marks=todo("item 11")),
     pytest.param(
         "engine-crash-workers-fatal-signal-tp8.log", {"EngineCrashed"}, marks=todo("item 11")
-    ),
-    pytest.param(
-        "kernel-xid31-all-ranks-openmm.log", {"GpuMmuFaultOnAllRanks"}, marks=todo("item 6")
-    ),
-    pytest.param(
-        "kernel-xid31-repeated-pytorch.log", {"GpuRepeatedMmuFaults"}, marks=todo("item 7")
-    ),
-    pytest.param(
-        "kernel-nvlink-xid45-caused-by-145-149.log", {"GpuNvlinkFault"}, marks=todo("item 8")
     ),
     pytest.param("kernel-noxid-gsp-wpr2-gpu6.log", {"GpuDriverFault"}, marks=todo("item 9")),
     pytest.param(

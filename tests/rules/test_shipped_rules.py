@@ -23,9 +23,9 @@ from inferwatch.rules.ruleset import AlertingRule
 RULES = sorted((REPO / "rules").glob("*.yaml"))
 TESTS = sorted((Path(__file__).parent / "shipped").glob("*.test.yaml"))
 FIRST_OCCURRENCE = {
-    "GpuMmuFaultOnAllRanks", "GpuHardwareXid", "GpuFallenOffBus", "EngineCrashed",
-    "InferwatchNotificationsFailing", "GpuProcessOomKilled", "HostOomKill",
-    "GpuPcieUncorrectableError",
+    "GpuMmuFaultOnAllRanks", "GpuHardwareXid", "GpuFallenOffBus", "GpuRepeatedMmuFaults",
+    "GpuNvlinkFault", "EngineCrashed", "InferwatchNotificationsFailing", "GpuProcessOomKilled",
+    "HostOomKill", "GpuPcieUncorrectableError",
 }  # fmt: skip
 
 
@@ -98,6 +98,7 @@ def test_rare_events_are_tested_from_a_series_born_at_one() -> None:
                 if values[0].startswith("_") and values[1].startswith("1"):
                     born.append(s["series"].split("{")[0])
     for metric in ("inferwatch_gpu_fault_incidents_total", "inferwatch_xid_errors_total",
+                   "inferwatch_gpu_repeated_mmu_faults_total", "inferwatch_gpu_nvlink_faults_total",
                    "inferwatch_engine_crashes_total", "inferwatch_notifications_total",
                    "inferwatch_kernel_oom_kills_total",
                    "inferwatch_gpu_pcie_uncorrectable_errors_total"):  # fmt: skip

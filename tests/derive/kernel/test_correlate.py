@@ -143,3 +143,67 @@ def test_state_stays_bounded() -> None:
         line = host_a_line(bus, i, "w", "7f00", lo=f"{i % 97:08x}", gpc=i % 7)
         c.observe(sighting(line, i * 0.37, str(i)))
     assert c.state_size < 64
+
+
+# --- one process, every GPU, different addresses (openmm#4393) ------------------------------
+
+OPENMM = REPO / "tests/fixtures/signal/kernel-xid31-all-ranks-openmm.log"
+
+
+def openmm_sightings() -> list[MmuSighting]:
+    """The real excerpt's three Xid 31 lines: one pid on three GPUs, three addresses."""
+    out = []
+    for n, line in enumerate(OPENMM.read_text().splitlines(), start=1):
+        record = parse_gpu_message(parse_kernel_line(line).message)
+        if isinstance(record, XidEvent) and record.mmu and record.pci_bus_id:
+            out.append(
+                MmuSighting(
+                    f"l{n}", "k", n, 10.0, record.pci_bus_id, record.mmu, record.pid, record.name
+                )
+            )
+    return out
+
+
+def test_one_process_faulting_on_every_gpu_at_different_addresses_is_one_incident() -> None:
+    first, second, third = openmm_sightings()
+    assert len({s.fault.addr_lo for s in (first, second, third)}) == 3
+    c = MmuCorrelator()
+    assert c.observe(first).incident_key is None
+    created = c.observe(second).created
+    assert created is not None and created.match == "process"
+    joined = c.observe(third)
+    assert joined.incident_key == created.key and joined.new_gpu
+
+
+def test_same_name_with_other_pids_is_the_same_program() -> None:
+    """Engine ranks are one process per GPU: equal names, different pids, different addresses."""
+    c = MmuCorrelator()
+    c.observe(sighting(host_a_line("0000:01:00", 11, "VLLM::Worker", "7f3a"), 5.0, "a"))
+    other = host_a_line("0000:02:00", 12, "VLLM::Worker", "7e91", lo="2c000000")
+    found = c.observe(sighting(other, 5.3, "b"))
+    assert found.created is not None and found.created.match == "process"
+
+
+def test_different_processes_at_different_addresses_never_match() -> None:
+    c = MmuCorrelator()
+    c.observe(sighting(host_a_line("0000:01:00", 11, "trainer", "7f3a"), 5.0, "a"))
+    other = host_a_line("0000:02:00", 12, "renderer", "7e91", lo="2c000000")
+    assert c.observe(sighting(other, 5.3, "b")).incident_key is None
+    unnamed = MmuCorrelator()  # neither pid nor name known: only the address can match
+    for key, (bus, lo) in enumerate([("0000:01:00", "1b200000"), ("0000:02:00", "2c000000")]):
+        xid = parse_gpu_message(host_a_line(bus, 1, "w", "7f00", lo=lo))
+        assert isinstance(xid, XidEvent) and xid.mmu and xid.pci_bus_id
+        found = unnamed.observe(MmuSighting(str(key), "k", 1, 5.0, xid.pci_bus_id, xid.mmu))
+        assert found.incident_key is None
+
+
+def test_same_process_on_one_gpu_only_or_another_fault_kind_is_no_incident() -> None:
+    first, second, _ = openmm_sightings()
+    c = MmuCorrelator()
+    c.observe(first)
+    same_gpu = MmuSighting("x", "k", 9, 10.2, first.pci_bus_id, second.fault, first.pid, first.name)
+    assert c.observe(same_gpu).incident_key is None  # repeats on one GPU: no all-ranks incident
+    line = host_a_line("0000:86:00", 223309, "python", "7fd5", client="GPCCLIENT_T1_1")
+    assert c.observe(sighting(line, 10.3, "y")).incident_key is None  # another client
+    late = MmuSighting("z", "k", 9, 13.0, second.pci_bus_id, second.fault, first.pid, first.name)
+    assert c.observe(late).incident_key is None  # 3 s later: outside the window

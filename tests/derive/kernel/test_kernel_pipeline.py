@@ -128,6 +128,27 @@ def test_two_sources_delivering_out_of_order_still_correlate() -> None:
     assert incident.at == 100.0 and incident.details["gpus"] == ["0000:01:00.0", "0000:02:00.0"]
 
 
+def test_one_process_on_three_gpus_at_different_addresses_is_one_software_incident() -> None:
+    """openmm#4393 (tests/fixtures/signal): one pid, three GPUs, one second, three addresses."""
+    lines = (REPO / "tests/fixtures/signal/kernel-xid31-all-ranks-openmm.log").read_text()
+    bodies = [parse_kernel_line(x).message for x in lines.splitlines()]
+    effects = run([(100.0, text) for text in bodies])
+    [incident] = events(effects, "fault_incident")
+    assert (
+        incident.details["match"] == "process" and incident.details["signature"]["addr_lo"] is None
+    )
+    assert incident.details["pids"] == [223309] and "pid 223309" in incident.details["diagnosis"]
+    assert total(effects, m.FAULT_INCIDENTS, classification=ALL_RANKS) == 1
+    assert len({e.details["incident"] for e in events(effects, "xid")[1:]}) == 1
+    assert total(effects, m.REPEATED_MMU_FAULTS) == 0
+
+
+def test_other_processes_at_other_addresses_stay_separate_faults() -> None:
+    one = x31("0000:01:00", 1, "7f3a").replace("VLLM::Worker", "trainer")
+    two = x31("0000:02:00", 2, "7e91").replace("VLLM::Worker", "renderer").replace("1b2", "2c0")
+    assert events(run([(100.0, one), (100.04, two)]), "fault_incident") == []
+
+
 def test_state_stays_bounded_over_a_long_stream() -> None:
     pipe = KernelPipeline()
     messages = [body(i) for i in (1, 6, 9, 15, 18, 19, 24, 27, 38, 39, 41)]
@@ -236,6 +257,30 @@ def test_repeated_isolated_mmu_faults_on_one_gpu_count_after_they_settle() -> No
     settled = pipe.advance(3615.0)
     assert total(settled, m.REPEATED_MMU_FAULTS, pci_bus_id="0000:01:00.0") == 1
     assert pipe.advance(3614.0) == []  # time never goes back
+
+
+def test_different_processes_faulting_on_one_gpu_over_an_hour_are_repeats() -> None:
+    """pytorch#51382 (tests/fixtures/signal): three pids, one GPU, 50 minutes, three addresses."""
+    text = (REPO / "tests/fixtures/signal/kernel-xid31-repeated-pytorch.log").read_text()
+    parsed = [parse_kernel_line(x) for x in text.splitlines()]
+    pipe = KernelPipeline()
+    effects: list[Effect] = []
+    for n, line in enumerate(parsed):  # dmesg -T: 1 s wall-clock prefixes, in order
+        at = float(n * 600)  # ten minutes apart: each burst settles before the next
+        effects += pipe.process(kernel_input("k", n, at, line.message, f"k:{n}"))
+        effects += pipe.advance(at + 5.0)
+    effects += pipe.flush()
+    assert total(effects, m.REPEATED_MMU_FAULTS, pci_bus_id="0000:db:00.0") == 2
+    assert total(effects, m.REPEATED_MMU_FAULTS) == 2  # the Xid 43s on 3d:00 are not MMU faults
+    assert events(effects, "fault_incident") == []
+
+
+def test_one_process_faulting_again_on_its_gpu_is_not_a_repeat() -> None:
+    """The same pid at another address an hour later: the application's bug, not the card."""
+    again = [(10.0, x31("0000:01:00", 7, "7f3a")), (3610.0, x31("0000:01:00", 7, "7f3b"))]
+    assert total(run(again), m.REPEATED_MMU_FAULTS) == 0
+    other = [(10.0, x31("0000:01:00", 7, "7f3a")), (3610.0, x31("0000:01:00", 8, "7f3b"))]
+    assert total(run(other), m.REPEATED_MMU_FAULTS) == 1
 
 
 def test_multi_gpu_software_faults_are_not_hardware_repeats() -> None:

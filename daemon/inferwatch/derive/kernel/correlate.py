@@ -1,16 +1,23 @@
 """The multi-GPU MMU-fault correlator: the same fault on several GPUs at once is a software bug.
 
 reference/xid.md section 9.4: when two or more GPUs log Xid 31 within a short window (default
-2 s) with the same signature (engine, GPC or both absent, client, fault type, access type and
-the low 32 bits of the address; the high bits differ between processes), every rank executed the
-same deterministic out-of-bounds access. That is a bug in the engine or a kernel it runs, not
-hardware. Host A (reference/host.md) saw exactly this on both of its GPUs.
+2 s) with the same fault (engine, GPC or both absent, client, fault type, access type), every rank
+ran into the same bug. Two sightings on different GPUs are the same fault when, beyond that,
+- **address**: the low 32 bits of the address are equal (the high bits differ between
+  processes): every rank executed the same deterministic out-of-bounds access. Host A
+  (reference/host.md) saw exactly this on both of its GPUs; or
+- **process**: the same process (equal pid, or equal process name) faulted on each GPU: one
+  program hitting its bug on every GPU it drives (openmm#4393: one pid, three GPUs, the same
+  second, three different addresses). Each GPU maps its own buffers, so the addresses differ;
+  what they share is the program and the kind of access, which no single card's defect explains.
+Either way it is a bug in the engine or a kernel it runs, not hardware.
 
 Behaviour:
 - the incident is created when the second distinct GPU's matching fault arrives, once;
 - a further GPU (or a repeat on a member GPU) within ``window`` of the incident's first fault
-  joins that incident instead of creating another;
-- anything else that differs (GPC, client, types, ``addr_lo``, or time) never matches.
+  that matches one of its members joins that incident instead of creating another;
+- anything else (GPC, client, types, time, or another address from another process) never
+  matches, and a fault on one GPU alone is no incident however often it repeats.
 
 Ordering assumption: records may arrive out of order by at most ``max_skew`` seconds relative to
 the newest time seen (two kernel sources, or files merged by replay). Matching compares absolute
@@ -23,15 +30,17 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import TypeVar
+from typing import Literal, TypeVar
 
 from inferwatch.parsers.xid import MmuFault
 
-Signature = tuple[str, int | None, str, str, str, int]
+FaultKind = tuple[str, int | None, str, str, str]  # engine, GPC, client, fault type, access type
+Match = Literal["address", "process"]
 T = TypeVar("T")
 
 DEFAULT_WINDOW = 2.0
 MAX_PENDING_PER_SIGNATURE = 256
+MAX_GROUP_MEMBERS = 64
 
 
 @dataclass(frozen=True, slots=True)
@@ -49,8 +58,21 @@ class MmuSighting:
     alertable: bool = True
 
     @property
-    def signature(self) -> Signature:
-        return self.fault.signature
+    def kind(self) -> FaultKind:
+        """What every member of an incident shares, whichever way they matched."""
+        f = self.fault
+        return (f.engine, f.gpc, f.client, f.fault_type, f.access_type)
+
+
+def match(a: MmuSighting, b: MmuSighting) -> Match | None:
+    """How two sightings of the same fault kind are the same fault (None: they are not)."""
+    if a.kind != b.kind:
+        return None
+    if a.fault.addr_lo == b.fault.addr_lo:
+        return "address"
+    if (a.pid is not None and a.pid == b.pid) or (a.name is not None and a.name == b.name):
+        return "process"
+    return None
 
 
 @dataclass(frozen=True, slots=True)
@@ -58,12 +80,17 @@ class AllRanksIncident:
     """A ``software-oob-all-ranks`` incident, as known when it was created."""
 
     key: str
-    signature: Signature
     members: tuple[MmuSighting, ...]  # by time, earliest first
 
     @property
     def root(self) -> MmuSighting:
         return self.members[0]
+
+    @property
+    def match(self) -> Match:
+        """``address`` when every member faulted at the same low address, else ``process``."""
+        lows = {m.fault.addr_lo for m in self.members}
+        return "address" if len(lows) == 1 else "process"
 
     @property
     def at(self) -> float:
@@ -91,11 +118,18 @@ class Correlation:
 class _Group:
     key: str
     first_at: float
-    gpus: set[str] = field(default_factory=set)
+    members: list[MmuSighting] = field(default_factory=list)
+
+    @property
+    def gpus(self) -> set[str]:
+        return {m.pci_bus_id for m in self.members}
 
 
 class MmuCorrelator:
-    """Matches Xid 31 sightings across GPUs; pure, driven only by the records' own times."""
+    """Matches Xid 31 sightings across GPUs; pure, driven only by the records' own times.
+
+    State is kept per fault kind (the part every match shares), so a sighting is only ever
+    compared with sightings that could match it."""
 
     __slots__ = ("_groups", "_max_pending", "_newest", "_pending", "max_skew", "window")
 
@@ -108,8 +142,8 @@ class MmuCorrelator:
         self.window = window
         self.max_skew = max_skew
         self._max_pending = max_pending
-        self._pending: dict[Signature, list[MmuSighting]] = {}
-        self._groups: dict[Signature, list[_Group]] = {}
+        self._pending: dict[FaultKind, list[MmuSighting]] = {}
+        self._groups: dict[FaultKind, list[_Group]] = {}
         self._newest = float("-inf")
 
     @property
@@ -119,29 +153,30 @@ class MmuCorrelator:
 
     def observe(self, sighting: MmuSighting) -> Correlation:
         self.expire(sighting.at)
-        signature = sighting.signature
-        group = self._open_group(signature, sighting.at)
+        kind = sighting.kind
+        group = self._open_group(sighting)
         if group is not None:
             new_gpu = sighting.pci_bus_id not in group.gpus
-            group.gpus.add(sighting.pci_bus_id)
+            if len(group.members) < MAX_GROUP_MEMBERS:
+                group.members.append(sighting)
             return Correlation(incident_key=group.key, new_gpu=new_gpu)
-        pending = self._pending.setdefault(signature, [])
-        near = [p for p in pending if abs(p.at - sighting.at) <= self.window]
+        pending = self._pending.setdefault(kind, [])
+        near = [p for p in pending if abs(p.at - sighting.at) <= self.window and match(p, sighting)]
         if not any(p.pci_bus_id != sighting.pci_bus_id for p in near):
             pending.append(sighting)
             if len(pending) > self._max_pending:
                 del pending[0]
             return Correlation()
         members = tuple(sorted([*near, sighting], key=lambda m: (m.at, m.key)))
-        incident = AllRanksIncident(f"{members[0].key}#all-ranks", signature, members)
+        incident = AllRanksIncident(f"{members[0].key}#all-ranks", members)
         taken = {id(p) for p in near}
         remaining = [p for p in pending if id(p) not in taken]
         if remaining:
-            self._pending[signature] = remaining
+            self._pending[kind] = remaining
         else:
-            del self._pending[signature]
-        group = _Group(incident.key, incident.at, {m.pci_bus_id for m in members})
-        self._groups.setdefault(signature, []).append(group)
+            del self._pending[kind]
+        group = _Group(incident.key, incident.at, list(members))
+        self._groups.setdefault(kind, []).append(group)
         return Correlation(incident_key=incident.key, created=incident, new_gpu=True)
 
     def expire(self, at: float) -> None:
@@ -153,15 +188,21 @@ class MmuCorrelator:
         _prune(self._pending, lambda sighting: sighting.at >= horizon)
         _prune(self._groups, lambda group: group.first_at >= horizon)
 
-    def _open_group(self, signature: Signature, at: float) -> _Group | None:
-        groups = [g for g in self._groups.get(signature, ()) if abs(g.first_at - at) <= self.window]
+    def _open_group(self, sighting: MmuSighting) -> _Group | None:
+        """The incident this sighting belongs to: near its first fault, matching a member."""
+        at = sighting.at
+        groups = [
+            g
+            for g in self._groups.get(sighting.kind, ())
+            if abs(g.first_at - at) <= self.window and any(match(m, sighting) for m in g.members)
+        ]
         return min(groups, key=lambda g: abs(g.first_at - at)) if groups else None
 
 
-def _prune(table: dict[Signature, list[T]], keep: Callable[[T], bool]) -> None:
-    for signature in list(table):
-        kept = [entry for entry in table[signature] if keep(entry)]
+def _prune(table: dict[FaultKind, list[T]], keep: Callable[[T], bool]) -> None:
+    for kind in list(table):
+        kept = [entry for entry in table[kind] if keep(entry)]
         if kept:
-            table[signature] = kept
+            table[kind] = kept
         else:
-            del table[signature]
+            del table[kind]

@@ -1,8 +1,8 @@
 """Building the kernel pipeline's events: field names as in DESIGN.md section 4 and the corpus.
 
 Kept apart from the pipeline's control flow so the shape of each event type is in one place:
-``xid``, ``fault_incident`` (multi-GPU and single-GPU), ``sxid``, ``gpu_mapping``, ``oom_kill``,
-``aer``, ``hung_task``. Every event's details carry ``alertable``.
+``xid``, ``fault_incident`` (multi-GPU, NVLink and single-GPU), ``sxid``, ``gpu_mapping``,
+``oom_kill``, ``aer``, ``hung_task``. Every event's details carry ``alertable``.
 """
 
 from __future__ import annotations
@@ -13,9 +13,10 @@ from inferwatch.derive.kernel import diagnosis
 from inferwatch.derive.kernel.correlate import AllRanksIncident
 from inferwatch.derive.kernel.effects import KernelInput, event
 from inferwatch.derive.kernel.incidents import OpenIncident, Placement
+from inferwatch.derive.kernel.nvlink import NvlinkIncident
 from inferwatch.model import Event
 from inferwatch.parsers.xid import XidEvent
-from inferwatch.parsers.xid_catalog import XidInfo, recovery_action, severity_of
+from inferwatch.parsers.xid_catalog import XidInfo, lookup, recovery_action, severity_of
 
 ALL_RANKS = "software-oob-all-ranks"
 
@@ -76,13 +77,14 @@ def all_ranks_event(incident: AllRanksIncident, driver_version: str | None) -> E
         "members": [m.key for m in incident.members],
         "severity": "critical",
         "diagnosis": diagnosis.all_ranks(incident, driver_version),
+        "match": incident.match,
         "signature": {
             "engine": fault.engine,
             "gpc": fault.gpc,
             "client": fault.client,
             "fault_type": fault.fault_type,
             "access_type": fault.access_type,
-            "addr_lo": fault.addr_lo,
+            "addr_lo": fault.addr_lo if incident.match == "address" else None,
         },
         "pids": sorted({m.pid for m in incident.members if m.pid is not None}),
         "names": sorted({m.name for m in incident.members if m.name}),
@@ -135,5 +137,37 @@ def single_gpu_event(
         key=incident.key,
         line=item.line,
         labels={"classification": incident.classification, "severity": severity},
+        details=details,
+    )
+
+
+def nvlink_event(incident: NvlinkIncident, driver_version: str | None) -> Event:
+    """The one ``nvlink`` incident, once settled; ``at`` is its first evidence's time and
+    ``xid`` the root-cause Xid that evidence names (``root_xids``: every one named)."""
+    root = incident.root
+    severity = incident.severity
+    details: dict[str, Any] = {
+        "classification": "nvlink",
+        "gpus": list(incident.gpus),
+        "xid": root.root_xid,
+        "root_xids": list(incident.root_xids),
+        "xids": [m.xid for m in incident.members],
+        "members": [m.key for m in incident.members],
+        "severity": severity,
+        "mnemonic": lookup(root.root_xid).mnemonic,
+        "diagnosis": diagnosis.nvlink(incident, driver_version),
+        "links": sorted({m.link for m in incident.members if m.link is not None}),
+        "pids": sorted({m.pid for m in incident.members if m.pid is not None}),
+        "names": sorted({m.name for m in incident.members if m.name}),
+        "driver_version": driver_version,
+        "alertable": incident.alertable,
+    }
+    return Event(
+        type="fault_incident",
+        at=incident.first_at,
+        source=root.source,
+        key=incident.key,
+        line=root.line,
+        labels={"classification": "nvlink", "severity": severity},
         details=details,
     )

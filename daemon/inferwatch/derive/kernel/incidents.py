@@ -11,7 +11,8 @@ incident stays open while Xids keep arriving on its GPU within ``follow_window``
 
 Xid 45 is a follow-on when another Xid preceded it on the same GPU within ``follow_window``
 (or its text names the cause): it is linked to that root and never alerted on by itself.
-Application-class Xids (13, 31, 43, 68) open no single-GPU incident; Xid 31 is the correlator's.
+Application-class Xids (13, 31, 43, 68) open no single-GPU incident; Xid 31 is the correlator's,
+and the NVLink Xids (74, 144-150) are ``nvlink``'s, which spans GPUs.
 Several GPUs opening an incident with the same code within ``shared_window`` point to a shared
 cause (power, riser, PCIe switch: 9.6); each incident names the GPUs that went before it (the
 first one's event is already out when the second arrives).
@@ -93,7 +94,10 @@ class GpuIncidents:
         *,
         severity: str = "warning",
         caused_by: int | None = None,
+        opens_incident: bool = True,
     ) -> Placement:
+        """Place one Xid. ``opens_incident=False``: another correlator owns its incident (the
+        NVLink codes); it is still remembered as the root that later follow-ons follow."""
         self._expire(at)
         if xid in FOLLOW_ON_CODES or category == "informational":
             current = self._current(pci_bus_id, at)
@@ -106,7 +110,7 @@ class GpuIncidents:
                 follows_xid=root[2] if root else caused_by,
             )
         self._remember(pci_bus_id, at, key, xid)
-        if category in NO_INCIDENT:
+        if category in NO_INCIDENT or not opens_incident:
             return Placement()
         current = self._current(pci_bus_id, at, lambda i: i.absorbs(xid, category, severity))
         if current is not None:

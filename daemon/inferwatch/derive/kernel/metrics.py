@@ -17,6 +17,7 @@ XID_ERRORS: Final = "inferwatch_xid_errors_total"
 MMU_FAULTS: Final = "inferwatch_gpu_mmu_faults_total"
 FAULT_INCIDENTS: Final = "inferwatch_gpu_fault_incidents_total"
 REPEATED_MMU_FAULTS: Final = "inferwatch_gpu_repeated_mmu_faults_total"
+NVLINK_FAULTS: Final = "inferwatch_gpu_nvlink_faults_total"
 OOM_KILLS: Final = "inferwatch_kernel_oom_kills_total"
 HUNG_TASKS: Final = "inferwatch_kernel_hung_tasks_total"
 AER_ERRORS: Final = "inferwatch_pcie_aer_errors_total"
@@ -52,7 +53,8 @@ KERNEL_METRICS: Final[tuple[MetricSpec, ...]] = (
         FAULT_INCIDENTS,
         Kind.COUNTER,
         "GPU fault incidents: the same MMU fault on several GPUs at once "
-        "(software-oob-all-ranks), or a hardware-, driver- or NVLink-class Xid on one GPU.",
+        "(software-oob-all-ranks), an NVLink fault and the teardowns it caused (nvlink), or "
+        "another hardware-, driver- or NVLink-class Xid on one GPU.",
         ("classification",),
     ),
     MetricSpec(
@@ -61,6 +63,13 @@ KERNEL_METRICS: Final[tuple[MetricSpec, ...]] = (
         "Separate bursts of Xid 31 on one GPU after its first (not part of a multi-GPU software "
         "fault); NVIDIA's Xid 31 workflow treats repeats on the same GPU as a hardware suspicion.",
         ("pci_bus_id",),
+    ),
+    MetricSpec(
+        NVLINK_FAULTS,
+        Kind.COUNTER,
+        "GPUs reached by an NVLink fault incident, once per GPU and root-cause Xid (74, 144-150) "
+        "per incident: the NVLink Xid line itself, or the Xid 45 channel teardown it caused.",
+        ("pci_bus_id", "root_xid"),
     ),
     MetricSpec(
         OOM_KILLS,

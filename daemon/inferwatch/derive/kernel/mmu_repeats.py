@@ -9,7 +9,9 @@ fault prints once per affected channel). A burst is decided only once it has set
 the newest record time is more than ``window + max_skew`` past its start, because until then a
 late fault on another GPU could still turn it into a multi-GPU software incident, which is not
 hardware evidence. A settled, isolated burst on a GPU that already had an isolated burst within
-``horizon`` is a repeat, unless it is the very same fault again (same process and address).
+``horizon`` is a repeat, unless it is the very same fault again (same process and address) or a
+process that already faulted on this GPU faulting again (that points to the application: only
+*different* processes hitting the same GPU point to the card).
 
 The choice exported is a counter of repeats (``inferwatch_gpu_repeated_mmu_faults_total``): its
 first increment is the second separate burst, so a rule can page on ``increase(...) > 0``.
@@ -109,6 +111,8 @@ class MmuRepeatTracker:
             identity = (burst.pid, burst.address)
             if history and history[-1][1:] == identity and burst.address is not None:
                 continue  # the same fault printed again, not a separate one
+            if burst.pid is not None and any(pid == burst.pid for _, pid, _ in history):
+                continue  # a process faulting again is that application's, not the GPU's
             if history:
                 repeats.append(
                     RepeatedFault(

@@ -7,14 +7,17 @@ produce the same effects. What it knows across records:
 - the multi-GPU MMU-fault correlator (``correlate``: one ``software-oob-all-ranks`` incident);
 - single-GPU incidents and follow-ons (``gpu_incidents``: 45 and 154 attach, bursts group);
 - repeated Xid 31 bursts per GPU (``mmu_repeats``: decided once a burst has settled);
+- NVLink faults and the Xid 45 teardowns they cause, across GPUs (``nvlink``: counted per GPU at
+  once, one ``nvlink`` incident once it has settled);
 - fall-off twins and SXid continuation lines (``kernel_dedupe``: counted once);
 - bus id → UUID from the driver's mapping lines, and the driver version from its banner.
 
 All of it is bounded: windows expire against the newest record time seen. Records may arrive
 out of order by up to ``max_skew`` seconds (two kernel sources, merged replay files) without
 breaking correlation; see ``correlate`` for what happens beyond that. Effects that only become
-known when time moves on (a settled repeat burst) are returned by a later ``process``, by
-``advance(now)`` (the daemon's periodic tick) or by ``flush()`` (the end of a replay).
+known when time moves on (a settled repeat burst or NVLink incident) are returned by a later
+``process``, by ``advance(now)`` (the daemon's periodic tick) or by ``flush()`` (the end of a
+replay).
 """
 
 from __future__ import annotations
@@ -28,6 +31,7 @@ from inferwatch.derive.kernel.dedupe import FallOffTwins, SxidEvents
 from inferwatch.derive.kernel.effects import KernelInput, counter, event
 from inferwatch.derive.kernel.events import (
     all_ranks_event,
+    nvlink_event,
     single_gpu_event,
     xid_event,
     xid_severity,
@@ -35,6 +39,13 @@ from inferwatch.derive.kernel.events import (
 from inferwatch.derive.kernel.host_faults import GpuAerReports, GpuPcieFault, GpuProcesses
 from inferwatch.derive.kernel.incidents import GpuIncidents
 from inferwatch.derive.kernel.mmu_repeats import DEFAULT_HORIZON, MmuRepeatTracker, RepeatedFault
+from inferwatch.derive.kernel.nvlink import (
+    NVLINK_ROOT_CODES,
+    NvlinkEvidence,
+    NvlinkIncident,
+    NvlinkIncidents,
+    nvlink_root,
+)
 from inferwatch.model import Event
 from inferwatch.parsers.kernel_misc import AerEvent, HungTask, MiscRecord, OomKill
 from inferwatch.parsers.xid import GpuMapping, NvrmNote, SXidEvent, XidEvent
@@ -57,13 +68,15 @@ class PipelineSettings:
 
 class KernelPipeline:
     __slots__ = ("_driver_version", "_newest", "_uuids", "aer", "correlator", "fall_offs",
-                 "gpu_processes", "incidents", "repeats", "settings", "sxids")  # fmt: skip
+                 "gpu_processes", "incidents", "nvlink", "repeats", "settings",
+                 "sxids")  # fmt: skip
 
     def __init__(self, settings: PipelineSettings | None = None) -> None:
         s = self.settings = settings or PipelineSettings()
         self.correlator = MmuCorrelator(s.correlation_window, s.max_skew)
         self.incidents = GpuIncidents(s.follow_window, s.correlation_window, s.max_skew)
         self.repeats = MmuRepeatTracker(s.correlation_window, s.max_skew, s.repeat_horizon)
+        self.nvlink = NvlinkIncidents(s.follow_window, s.max_skew)
         self.fall_offs = FallOffTwins(s.fall_off_window, s.max_skew)
         self.sxids = SxidEvents(s.sxid_window, s.max_skew)
         self.aer = GpuAerReports()
@@ -75,8 +88,8 @@ class KernelPipeline:
     @property
     def state_size(self) -> int:
         """Entries held across records (for tests asserting that state stays bounded)."""
-        parts = (self.correlator, self.incidents, self.repeats, self.fall_offs, self.sxids,
-                 self.aer, self.gpu_processes)  # fmt: skip
+        parts = (self.correlator, self.incidents, self.repeats, self.nvlink, self.fall_offs,
+                 self.sxids, self.aer, self.gpu_processes)  # fmt: skip
         return sum(part.state_size for part in parts) + len(self._uuids)
 
     def process(self, item: KernelInput) -> list[Effect]:
@@ -101,12 +114,15 @@ class KernelPipeline:
         if now <= self._newest:
             return []
         self._newest = now
-        return [self._repeat(r) for r in self.repeats.close(now)] + self._pcie(self.aer.close(now))
+        effects: list[Effect] = [self._repeat(r) for r in self.repeats.close(now)]
+        effects += self._pcie(self.aer.close(now))
+        return effects + self._nvlink_settled(self.nvlink.close(now))
 
     def flush(self) -> list[Effect]:
         """End of input: decide everything still waiting for time to pass."""
-        repeats = [self._repeat(r) for r in self.repeats.close_all()]
-        return repeats + self._pcie(self.aer.close_all())
+        effects: list[Effect] = [self._repeat(r) for r in self.repeats.close_all()]
+        effects += self._pcie(self.aer.close_all())
+        return effects + self._nvlink_settled(self.nvlink.close_all())
 
     def _xid(self, item: KernelInput, xid: XidEvent) -> list[Effect]:
         bus = xid.pci_bus_id
@@ -125,6 +141,7 @@ class KernelPipeline:
             item.at,
             severity=xid_severity(xid),
             caused_by=xid.caused_by_xid,
+            opens_incident=xid.xid not in NVLINK_ROOT_CODES,
         )
         incident = placement.incident
         extra: list[Effect] = []
@@ -155,6 +172,10 @@ class KernelPipeline:
                 alertable=item.alertable,
             )
         ]
+        root = nvlink_root(xid.xid, xid.caused_by_xid, placement.follows_xid)
+        if root is not None:
+            incident_key, reached = self._nvlink(item, xid, root)
+            counters += reached
         if xid.xid == 31:
             incident_key, more = self._mmu(item, xid)
             extra += more
@@ -201,6 +222,34 @@ class KernelPipeline:
         if found.incident_key is not None:
             self.repeats.mark_all_ranks(bus, item.at)
         return found.incident_key, []
+
+    def _nvlink(self, item: KernelInput, xid: XidEvent, root: int) -> tuple[str, list[CounterInc]]:
+        """Feed NVLink evidence to its incident; count the GPU the first time it is reached."""
+        evidence = NvlinkEvidence(
+            item.key, item.source, item.line, item.at, xid.pci_bus_id, xid.xid, root,
+            xid_severity(xid), xid.pid, xid.name, xid.link, item.alertable,
+        )  # fmt: skip
+        placed = self.nvlink.observe(evidence)
+        if not placed.new_reach:
+            return placed.incident_key, []
+        labels = {"pci_bus_id": xid.pci_bus_id, "root_xid": str(root)}
+        return placed.incident_key, [
+            counter(m.NVLINK_FAULTS, labels, item.at, alertable=item.alertable)
+        ]
+
+    def _nvlink_settled(self, incidents: list[NvlinkIncident]) -> list[Effect]:
+        effects: list[Effect] = []
+        for incident in incidents:
+            effects += [
+                nvlink_event(incident, self._driver_version),
+                counter(
+                    m.FAULT_INCIDENTS,
+                    {"classification": "nvlink"},
+                    incident.first_at,
+                    alertable=incident.alertable,
+                ),
+            ]
+        return effects
 
     def _sxid(self, item: KernelInput, sxid: SXidEvent) -> list[Effect]:
         headline = sxid.fatal is not None
