@@ -39,10 +39,8 @@ EXPECTED: list[Any] = [
     ("kernel-noxid-fallen-off-bus.log", {"GpuFallenOffBus"}),
     ("kernel-aer-fatal-surprise-down-xid79.log", {"GpuFallenOffBus"}),
     ("kernel-ts-dmesg-ctime-multi-gpu.log", {"GpuHardwareXid"}),
-    pytest.param("engine-crash-ansi-remnant-ima.log", {"EngineCrashed"}, marks=todo("item 11")),
-    pytest.param(
-        "engine-crash-workers-fatal-signal-tp8.log", {"EngineCrashed"}, marks=todo("item 11")
-    ),
+    ("engine-crash-ansi-remnant-ima.log", {"EngineCrashed"}),
+    ("engine-crash-workers-fatal-signal-tp8.log", {"EngineCrashed"}),
     pytest.param(
         "kernel-xid31-all-ranks-openmm.log", {"GpuMmuFaultOnAllRanks"}, marks=todo("item 6")
     ),

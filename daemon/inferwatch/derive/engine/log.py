@@ -35,13 +35,13 @@ from inferwatch.derive.engine.spec import SpecWindow, V0Counters, line_mal, v1_w
 from inferwatch.derive.engine.startup import EnginePhase, record_fields
 from inferwatch.labels import Labels, make_labels
 from inferwatch.parsers.engine_records import (
-    FAULT_SIGNATURES,
     EngineCrash,
     EngineRecord,
     EngineStats,
     OtherLine,
     SpecDecode,
     StartupFact,
+    is_fault,
 )
 
 __all__ = ["EngineLogDeriver", "engine_line_event"]
@@ -108,7 +108,7 @@ class EngineLogDeriver:
             return self._spec(record, at)
         if isinstance(record, StartupFact):
             return self._startup(record, at, line, source, key)
-        if isinstance(record, EngineCrash) and record.signature in FAULT_SIGNATURES:
+        if isinstance(record, EngineCrash) and is_fault(record):
             self.phase.dead()
             return self.end_series(at)
         if isinstance(record, OtherLine) and record.kind == "shm_broadcast_wait":
