@@ -32,7 +32,7 @@ from inferwatch.derive.effects import CounterInc, Effect, GaugeSet, SeriesEnd
 from inferwatch.derive.engine import names as n
 from inferwatch.derive.engine.periods import StatsWindow
 from inferwatch.derive.engine.spec import SpecWindow, V0Counters, line_mal, v1_window
-from inferwatch.derive.engine.startup import EnginePhase, record_fields
+from inferwatch.derive.engine.startup import QUIET, EnginePhase, record_fields
 from inferwatch.labels import Labels, make_labels
 from inferwatch.parsers.engine_records import (
     EngineCrash,
@@ -283,8 +283,10 @@ def engine_line_event(
     record: EngineRecord, *, engine: str, source: str, line: int
 ) -> dict[str, Any] | None:
     """Replay's per-line event: ``type``, ``source``, ``line``, ``engine`` and the record's corpus
-    field names (shared/corpus/README.md), for stats, SpecDecoding and start-up lines. Crash
-    lines give None: their event is the incident (``engine_crash.EngineCrashTracker``)."""
+    field names (shared/corpus/README.md), for stats, SpecDecoding and the start-up lines that
+    make no event of their own. Crash lines give None: their event is the incident
+    (``crash.EngineCrashTracker``); so do start-up facts that ``startup.EnginePhase`` turns
+    into a ``startup`` event, so that each start-up line is one event, never two."""
     fields = line_event_fields(record)
     if fields is None:
         return None
@@ -296,6 +298,8 @@ def line_event_fields(record: EngineRecord) -> dict[str, Any] | None:
     aside), or None for a record without a line event."""
     if not isinstance(record, EngineStats | SpecDecode | StartupFact):
         return None
+    if isinstance(record, StartupFact) and record.event not in QUIET:
+        return None  # the deriver's own startup event reports it
     fields = record_fields(record)
     del fields["type"]
     if isinstance(record, SpecDecode):
