@@ -4,6 +4,8 @@ answers again (a ScrapeStatus record), and a first start does not page for an ol
 from __future__ import annotations
 
 import asyncio
+import re
+import time
 from datetime import UTC
 from pathlib import Path
 
@@ -56,3 +58,59 @@ def test_a_first_start_counts_an_old_crash_without_the_crashed_state() -> None:
     crashes = store.get(n.CRASHES, LABELS)
     assert crashes is not None and crashes.vs[-1] == 1.0  # counted (as a baseline)
     assert store.get(n.CRASHED, LABELS) is None  # but no dead engine to page for
+
+
+LINES = CORPUS.read_text().splitlines()
+_TS = re.compile(r"\d\d-\d\d \d\d:\d\d:\d\d")
+
+
+def stamped(corpus_line: int, at: float) -> str:
+    """A corpus line (L<n>) with its vLLM time set to ``at`` (UTC): the daemon dates lines by
+    their own prefix."""
+    return _TS.sub(time.strftime("%m-%d %H:%M:%S", time.gmtime(at)), LINES[corpus_line - 1], 1)
+
+
+def test_a_crash_pages_within_five_seconds_while_the_log_keeps_going() -> None:
+    """Crash latency (signal-quality issue, item 13): the log goes on every 0.5 s after the
+    first identifying line (stats of another engine, the hang hint), the daemon ticks every
+    second, and the crash is counted within 5 s of that line, once, although more lines of
+    the same death follow."""
+    clock = FakeClock(AT + 0.5)
+    engine, store = ingest(clock, first_start=False)
+    labels = make_labels({"engine": "e", "signature": "illegal_memory_access"})
+    number = 0
+
+    def line(corpus_line: int) -> None:
+        nonlocal number
+        number += 1
+        text = stamped(corpus_line, clock.time())
+        record = LineRecord("engine:e", "/log", number, text, clock.time())
+        asyncio.run(engine.on_log_line(record))
+
+    def crashes() -> float:
+        series = store.get(n.CRASHES, labels)
+        return 0.0 if series is None else series.vs[-1]
+
+    line(19)  # L19: the worker's illegal memory access, the first identifying line
+    line(20)  # its hint line
+    first = clock.time()
+    paged_at = None
+    step = 0
+    while clock.time() < first + 20:
+        clock.advance(0.5)
+        step += 1
+        line(83 if step % 2 else 75)  # L83 stats, L75 shm-broadcast hint: unrelated lines
+        if step == 4:
+            line(21)  # L21 EngineCore failed to start: the same incident, 2 s later
+        if step in (16, 17):
+            line(23)  # L23-L24 at +8 s: the API server's side of the same death
+            line(24)
+        if step % 2 == 0:
+            asyncio.run(engine.tick())
+        if paged_at is None and crashes() == 1.0:
+            paged_at = clock.time()
+    assert paged_at is not None and paged_at - first <= 5.0, paged_at - first
+    assert crashes() == 1.0  # once per incident: the later lines did not count again
+    clock.advance(30)
+    asyncio.run(engine.tick())
+    assert crashes() == 1.0

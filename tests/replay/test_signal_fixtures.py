@@ -42,10 +42,8 @@ EXPECTED: list[Any] = [
     ("kernel-xid31-all-ranks-openmm.log", {"GpuMmuFaultOnAllRanks"}),
     ("kernel-xid31-repeated-pytorch.log", {"GpuRepeatedMmuFaults"}),
     ("kernel-nvlink-xid45-caused-by-145-149.log", {"GpuNvlinkFault"}),
-    pytest.param("engine-crash-ansi-remnant-ima.log", {"EngineCrashed"}, marks=todo("item 11")),
-    pytest.param(
-        "engine-crash-workers-fatal-signal-tp8.log", {"EngineCrashed"}, marks=todo("item 11")
-    ),
+    ("engine-crash-ansi-remnant-ima.log", {"EngineCrashed"}),
+    ("engine-crash-workers-fatal-signal-tp8.log", {"EngineCrashed"}),
     pytest.param("kernel-noxid-gsp-wpr2-gpu6.log", {"GpuDriverFault"}, marks=todo("item 9")),
     pytest.param(
         "kernel-noxid-gsp-heartbeat-journal.log", {"GpuDriverFault"}, marks=todo("item 9")
@@ -76,3 +74,20 @@ def test_replay_pages_exactly_what_an_operator_would(
 def test_every_fixture_is_in_the_table() -> None:
     named = {p.values[0] if hasattr(p, "values") else p[0] for p in EXPECTED}
     assert named == {p.name for p in SIGNAL.glob("*.log")}
+
+
+def test_cuda_oom_crash_names_its_gpu(capsys: pytest.CaptureFixture[str]) -> None:
+    """The OOM line says `GPU 3 has a total capacity of …`: the crash event carries gpu 3."""
+    lines = replay(capsys, "engine-crash-cuda-oom-gpu3.log")
+    (crash,) = [d for d in lines if d.get("type") == "engine_crash"]
+    assert crash["signature"] == "cuda_oom" and crash["gpu"] == 3
+
+
+def test_worker_crashes_page_once_with_a_clean_signature(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    """All eight TP workers fail at start-up: one crash event, one alert."""
+    lines = replay(capsys, "engine-crash-workers-fatal-signal-tp8.log")
+    (crash,) = [d for d in lines if d.get("type") == "engine_crash"]
+    assert crash["signature"] == "worker_died"
+    assert len([d for d in lines if d["kind"] == "alert"]) == 1

@@ -32,7 +32,9 @@ from inferwatch.parsers.engine_records import (
     EngineCrash,
     EngineRecord,
     OtherLine,
+    stopped_on_purpose,
 )
+from inferwatch.parsers.vllm_faults import STEP_FRAMES
 
 __all__ = ["TracebackGroup", "TracebackGrouper"]
 
@@ -40,7 +42,12 @@ _Key = tuple[str | None, str | None, int | None]
 _Part = Literal["opener", "header", "chain", "cont", "exc"]
 
 # Crash lines that announce an incident rather than state its cause.
-_OPENERS = frozenset({"fatal_error", "startup_failed", "output_handler_failed", "engine_died"})
+_OPENERS = frozenset(
+    {
+        "fatal_error", "startup_failed", "output_handler_failed", "engine_died", "worker_died",
+        "worker_exception",
+    }
+)  # fmt: skip
 _CHAIN = ("The above exception was the direct cause", "During handling of the above exception")
 _HEADERS = ("Traceback (most recent call last)", "Process ", "Exception in ")
 
@@ -50,7 +57,10 @@ class TracebackGroup:
     """One traceback block: `signature` is the most specific crash signature in it (the final
     exception line's unless an earlier line named a specific fault), else the opener's, else
     "exception"; `root_cause` the final exception line's message; `incident` whether it means
-    the engine died (see `engine_records.FAULT_SIGNATURES`), as opposed to a request error."""
+    the engine died (see `engine_records.FAULT_SIGNATURES`), as opposed to a request error, a
+    process ended by a stop signal, or a worker's exception outside a model step (an RPC such as
+    adding a LoRA adapter fails and the engine lives on). `gpu` is the GPU index a line of the
+    block named (CUDA OOM)."""
 
     type: ClassVar[Literal["engine_crash"]] = "engine_crash"
     prefix: LinePrefix
@@ -62,13 +72,14 @@ class TracebackGroup:
     exception: str | None
     root_cause: str | None
     incident: bool
+    gpu: int | None = None
 
     def to_dict(self) -> dict[str, object]:
         return {
             "type": self.type, "signature": self.signature, "exception": self.exception,
             "root_cause": self.root_cause, "opener": self.opener, "incident": self.incident,
             "line": self.first_line, "last_line": self.last_line, "line_count": self.line_count,
-            "prefix": self.prefix.to_dict(),
+            "gpu": self.gpu, "prefix": self.prefix.to_dict(),
         }  # fmt: skip
 
 
@@ -78,6 +89,7 @@ class _Block:
     first_line: int
     last_line: int
     opener: str | None = None
+    opener_line: EngineCrash | None = None
     final: EngineCrash | None = None
     specific: str | None = None
     count: int = 0
@@ -85,6 +97,8 @@ class _Block:
     want_traceback: bool = False
     gap: int = 0
     anchored_line: int = -1  # the block's last line with an anchor (not traceback code)
+    step: bool = False  # a frame of a model step was seen (STEP_FRAMES)
+    gpu: int | None = None
 
     def add(self, part: _Part, record: EngineRecord, line_no: int) -> None:
         self.count += 1
@@ -92,6 +106,10 @@ class _Block:
         self.gap = 0
         if not traceback_code(record):
             self.anchored_line = line_no
+        if isinstance(record, EngineCrash) and self.gpu is None:
+            self.gpu = record.gpu
+        elif part == "cont" and isinstance(record, OtherLine):
+            self.step = self.step or record.text.rstrip().endswith(STEP_FRAMES)
         if part == "chain":
             self.complete = False
             self.want_traceback = True
@@ -113,9 +131,10 @@ class _Block:
             signature = final_sig
         else:
             signature = self.specific or opener_sig or "exception"
+        from_opener = self.final is None and self.specific is None
         incident = (
-            signature in FAULT_SIGNATURES
-            or (self.opener is not None and self.opener != "request_error")
+            (signature in FAULT_SIGNATURES and not from_opener)
+            or self._fatal_opener()
             or (signature == "assertion" and self.opener is None)
         )
         return TracebackGroup(
@@ -128,7 +147,17 @@ class _Block:
             exception=self.final.exception if self.final is not None else None,
             root_cause=self.final.message if self.final is not None else None,
             incident=incident,
+            gpu=self.gpu,
         )
+
+    def _fatal_opener(self) -> bool:
+        """The opening line alone says the engine died: not a request error, not a process
+        ended by a stop signal, and a worker's exception only inside a model step."""
+        if self.opener is None or self.opener == "request_error":
+            return False
+        if self.opener == "worker_exception":
+            return self.step
+        return self.opener_line is None or not stopped_on_purpose(self.opener_line)
 
 
 def _part(record: EngineRecord | None) -> _Part | None:
@@ -196,15 +225,25 @@ class TracebackGrouper:
         if block is None:
             block = _Block(record.prefix, line_no, line_no)
             if part == "opener":
-                block.opener = (
-                    record.signature if isinstance(record, EngineCrash) else "request_error"
-                )
+                if isinstance(record, EngineCrash):
+                    block.opener, block.opener_line = record.signature, record
+                else:
+                    block.opener = "request_error"
                 block.want_traceback = True
             self._open[key] = block
         block.add(part, record, line_no)
         if block.count >= self._max_lines:
             self._close(key, out)
         return out
+
+    def incident_open(self, record: EngineRecord) -> bool:
+        """Whether the open block of ``record``'s process, as it stands, means the engine died:
+        the line that makes it so is the first that identifies a crash."""
+        block = self._open.get(_key(record))
+        if block is None:
+            return False
+        group = block.result()
+        return group is not None and group.incident
 
     def flush(self) -> list[TracebackGroup]:
         """Close every open block (end of input, or the stream went quiet)."""

@@ -4,7 +4,8 @@
 
 `split_prefix` peels, in this order: the wrapper some collector added (docker/k8s RFC 3339
 timestamp, compose `service  | `, a journald/syslog header in any locale, a foreign logger that
-re-emits the line, e.g. KServe), ANSI colour codes (the ESC byte or its caret form `^[`), the
+re-emits the line, e.g. KServe), ANSI colour codes (the ESC byte, its caret form `^[`, or
+the remnant a paste leaves without either: `[0;0m`, `1;36m(`; ``engine_text``), the
 `(Name pid=N)` process tags (nested tags: the innermost wins), and then one header: vLLM's
 `LEVEL MM-DD HH:MM:SS [file:NNN]` (with or without the opening bracket), uvicorn's padded
 `LEVEL:`, SGLang's `[date time DPn TPn]` bracket, torch's `[rankN]:[E... file:NNN]`, or another
@@ -18,6 +19,8 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, fields
 
+from inferwatch.parsers.engine_text import may_hold_colour, strip_colour
+
 __all__ = ["EMPTY_PREFIX", "LEVELS", "LinePrefix", "split_prefix"]
 
 LEVELS = ("DEBUG", "INFO", "WARNING", "ERROR", "CRITICAL")
@@ -29,7 +32,6 @@ _STARTS_WITH_LEVEL = ("DEBUG", "INFO", "WARN", "ERROR", "CRITICAL")
 # How far into a line anchors are searched when the start is not understood.
 _SEARCH_SPAN = 200
 
-_ANSI = re.compile(r"(?:\x1b|\^\[)\[[0-9;]*m")
 
 # docker/k8s `--timestamps` (RFC 3339, UTC, ns); CRI log files add `stdout F `.
 _DOCKER = re.compile(
@@ -335,8 +337,8 @@ def _fast(s: str) -> tuple[LinePrefix, str] | None:
 def split_prefix(line: str) -> tuple[LinePrefix, str]:
     """Split `line` into what its prefix says and the message body (never raises)."""
     s = line.rstrip("\r\n") if line.endswith(("\n", "\r")) else line
-    if "\x1b" in s or "^[" in s:
-        s = _ANSI.sub("", s)
+    if may_hold_colour(s):
+        s = strip_colour(s)
     if s.startswith(("(", *_STARTS_WITH_LEVEL)):
         fast = _fast(s)
         if fast is not None:

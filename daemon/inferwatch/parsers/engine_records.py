@@ -19,6 +19,7 @@ __all__ = [
     "FAULT_SIGNATURES",
     "INCIDENT_SIGNATURES",
     "OTHER_KINDS",
+    "STOP_EXIT_CODES",
     "AccessLog",
     "EngineCrash",
     "EngineRecord",
@@ -26,6 +27,8 @@ __all__ = [
     "OtherLine",
     "SpecDecode",
     "StartupFact",
+    "is_fault",
+    "stopped_on_purpose",
     "to_float",
     "to_int",
 ]
@@ -34,20 +37,40 @@ CRASH_SIGNATURES = frozenset(
     {
         "fatal_error", "startup_failed", "output_handler_failed", "engine_dead", "engine_died",
         "illegal_memory_access", "cuda_oom", "npu_oom", "nccl", "iteration_timeout",
-        "assertion", "exception",
+        "assertion", "exception", "worker_died", "worker_exception",
     }
 )  # fmt: skip
 """Every `EngineCrash.signature` (shared/corpus/README.md)."""
 
 INCIDENT_SIGNATURES = frozenset(
-    {"fatal_error", "startup_failed", "engine_died", "output_handler_failed", "engine_dead"}
-)
+    {
+        "fatal_error", "startup_failed", "engine_died", "output_handler_failed", "engine_dead",
+        "worker_died",
+    }
+)  # fmt: skip
 """Signatures that open one crash incident (engine.md 5.1 "Grouping"); others are root causes."""
 
 FAULT_SIGNATURES = INCIDENT_SIGNATURES | {
     "illegal_memory_access", "cuda_oom", "npu_oom", "nccl", "iteration_timeout",
 }  # fmt: skip
-"""Signatures that mean the engine is dead or dying wherever they appear."""
+"""Signatures that mean the engine is dead or dying wherever they appear (a process that died
+of a stop signal aside: :func:`stopped_on_purpose`)."""
+
+STOP_EXIT_CODES = frozenset({-1, -2, -15})
+"""Exit codes of a process ended by SIGHUP, SIGINT or SIGTERM: what ``systemctl stop``, ``docker
+stop`` or Ctrl-C send to every process of the engine, so a worker dying of one is no crash by
+itself (SIGKILL, -9, is the OOM killer's; SIGABRT, -6, and SIGSEGV, -11, are crashes)."""
+
+
+def stopped_on_purpose(crash: EngineCrash) -> bool:
+    """Whether ``crash`` reports a process that died of a stop signal (``STOP_EXIT_CODES``)."""
+    return crash.exit_code in STOP_EXIT_CODES
+
+
+def is_fault(crash: EngineCrash) -> bool:
+    """Whether the line alone says the engine is dead or dying (``FAULT_SIGNATURES``)."""
+    return crash.signature in FAULT_SIGNATURES and not stopped_on_purpose(crash)
+
 
 OTHER_KINDS = frozenset(
     {
@@ -208,7 +231,8 @@ class EngineCrash:
 
     `exception` is the class exactly as printed when the line is an `Exception: message` line;
     `message` the text after it (or the whole message), cut to a bounded length. A crash line
-    on its own is a candidate: `TracebackGrouper` makes incidents of blocks.
+    on its own is a candidate: `TracebackGrouper` makes incidents of blocks. `gpu` is the index
+    a CUDA OOM names; `exit_code` the one a dead process's line reports (negative: the signal).
     """
 
     type: ClassVar[Literal["engine_crash"]] = "engine_crash"
@@ -223,6 +247,7 @@ class EngineCrash:
     engine_proc: str | None = None
     max_seq_len: int | None = None
     kv_cache_tokens: int | None = None
+    exit_code: int | None = None
 
     def to_dict(self, *, prefix: bool = True) -> dict[str, object]:
         out: dict[str, object] = {"type": self.type, "signature": self.signature}

@@ -1,7 +1,8 @@
 """SGLang batch lines and readiness (reference/engine.md 7.1, 7.2) and llama.cpp's server log.
 
 SGLang: `Decode batch[.|,] #running-req: …, gen throughput (token/s): …, #queue-req: …` and
-`Prefill batch[.|,] #new-seq: …, #new-token: …, #cached-token: …, …`, parsed by key so optional
+`Prefill batch[.|,] #new-seq: …, #new-token: …, #cached-token: …, …` (older builds add
+`cache hit rate: <f2>%`, the radix cache's hit rate), parsed by key so optional
 parts (accept len/rate, cuda/cpu/npu graph, PD-disaggregation counters) and trailing `, ` are
 fine. `accept len` is vLLM's mean acceptance length and goes to `mal`; `accept rate` changed
 meaning across versions and is kept raw.
@@ -35,6 +36,7 @@ _FLOAT_KEYS = {
     "gen throughput (token/s)": "gen_tps",
     "input throughput (token/s)": "prompt_tps",
     "pre-allocated usage": "prealloc_usage",
+    "cache hit rate": "prefix_cache_hit_pct",  # older prefill lines: the radix cache, percent
 }
 _INT_KEYS = {
     "#running-req": "running",
@@ -89,6 +91,7 @@ def parse_batch(prefix: LinePrefix, body: str) -> EngineStats | None:
         running=ints.get("running"),
         waiting=ints.get("waiting"),
         kv_usage_pct=None if usage is None else round(usage * 100.0, 9),
+        prefix_cache_hit_pct=floats.get("prefix_cache_hit_pct"),
         token_usage=usage,
         tokens_in_use=ints.get("tokens_in_use"),
         mal=floats.get("mal"),

@@ -12,8 +12,16 @@ import re
 
 from inferwatch.parsers.engine_prefix import LinePrefix
 from inferwatch.parsers.engine_records import EngineCrash, OtherLine, to_int
+from inferwatch.parsers.engine_text import clean_message
 
-__all__ = ["ANCHORS", "PROCESS_HEADER", "TRACEBACK_STARTS", "fallback_other", "parse_fault"]
+__all__ = [
+    "ANCHORS",
+    "PROCESS_HEADER",
+    "STEP_FRAMES",
+    "TRACEBACK_STARTS",
+    "fallback_other",
+    "parse_fault",
+]
 
 _HEAD = 600
 _MESSAGE_MAX = 500
@@ -26,6 +34,13 @@ _CRASH_ANCHORS: tuple[tuple[str, str], ...] = (
     ("EngineCore failed to start", "startup_failed"),
     ("output_handler failed", "output_handler_failed"),
     ("died unexpectedly", "engine_died"),
+    # V0 `Worker VllmWorkerProcess pid <int> died, exit code: <int>`; V1 `MulitprocExecutor got
+    # fatal signal from worker processes, …` (sic), later `Got fatal signal from worker …`.
+    (" died, exit code", "worker_died"),
+    ("fatal signal from worker processes", "worker_died"),
+    # V1 worker: an exception in an RPC; fatal when it was a model step (engine_grouper).
+    ("WorkerProc hit an exception", "worker_exception"),
+    ("WorkerProc failed to start", "startup_failed"),
     ("illegal memory access", "illegal_memory_access"),
     ("CUDA out of memory", "cuda_oom"),
     ("NPU out of memory", "npu_oom"),
@@ -50,6 +65,7 @@ _RANK = re.compile(r"\[Rank (\d+)\]")
 _TIMEOUT_MS = re.compile(r"Timeout\(ms\)=(\d+)")
 _RAN_FOR = re.compile(r"ran for (\d+) milliseconds")
 _DIED = re.compile(r"(?:proc|process) (\S+) died unexpectedly")
+_EXIT_CODE = re.compile(r"exit ?code:? (-?\d+)")
 _KV_TOO_SMALL = re.compile(r"max seq len \((\d+)\) is larger than .*? KV cache \((\d+)\)")
 
 TRACEBACK_STARTS = (
@@ -61,6 +77,10 @@ TRACEBACK_STARTS = (
     "Exception raised from ",
 )
 PROCESS_HEADER = re.compile(r"Process [\w.:-]+:\s*$")
+# Traceback frames of a model step: a worker exception under one of them kills the engine (the
+# executor re-raises it in the engine core's busy loop); under another RPC (adding a LoRA
+# adapter, profiling) the engine answers that request with an error and lives on.
+STEP_FRAMES = (" in execute_model", " in sample_tokens", " in execute_dummy_batch")
 _OTHER_ANCHORS: tuple[tuple[str, str], ...] = (
     ("Search for `cuda", "cuda_error_detail"),
     ("CUDA kernel errors might be asynchronously reported", "cuda_error_detail"),
@@ -101,7 +121,7 @@ _PY_WARNING = re.compile(r"\b\w*Warning: ")
 
 def _crash(prefix: LinePrefix, signature: str, exception: str | None, message: str,
            head: str) -> EngineCrash:  # fmt: skip
-    gpu = rank = timeout_ms = ran_for_ms = max_seq_len = kv_tokens = None
+    gpu = rank = timeout_ms = ran_for_ms = max_seq_len = kv_tokens = exit_code = None
     engine_proc = None
     if signature == "cuda_oom":
         m = _GPU.search(head)
@@ -116,6 +136,9 @@ def _crash(prefix: LinePrefix, signature: str, exception: str | None, message: s
     elif signature == "engine_died":
         m = _DIED.search(head)
         engine_proc = m.group(1) if m else None
+    if signature in ("engine_died", "worker_died"):
+        m = _EXIT_CODE.search(head)
+        exit_code = to_int(m.group(1)) if m else None
     elif signature == "startup_failed":
         m = _KV_TOO_SMALL.search(head)
         if m is not None:
@@ -124,7 +147,7 @@ def _crash(prefix: LinePrefix, signature: str, exception: str | None, message: s
         prefix,
         signature,
         exception=exception,
-        message=message[:_MESSAGE_MAX].strip(),
+        message=clean_message(message[:_MESSAGE_MAX]),
         gpu=gpu,
         rank=rank,
         timeout_ms=timeout_ms,
@@ -132,6 +155,7 @@ def _crash(prefix: LinePrefix, signature: str, exception: str | None, message: s
         engine_proc=engine_proc,
         max_seq_len=max_seq_len,
         kv_cache_tokens=kv_tokens,
+        exit_code=exit_code,
     )
 
 

@@ -137,3 +137,78 @@ def test_counter_labels() -> None:
     (inc,) = [e for e in out if isinstance(e, CounterInc)]
     assert inc.name == n.CRASHES
     assert inc.labels == make_labels({"engine": "flash", "signature": "cuda_oom"})
+
+
+HINT = LINES[74]  # L75, the shm-broadcast hint: an unrelated line that moves the grouper
+
+
+def ticking(
+    t: EngineCrashTracker, start: float, items: dict[float, list[tuple[int, str]]], until: float
+) -> list[tuple[float, Effect]]:
+    """Unrelated lines every 0.5 s from ``start`` (stats and hints, alternating), the crash
+    lines of ``items`` at their times, and a flush every second as the daemon's tick: every
+    effect with the time it came out."""
+    out: list[tuple[float, Effect]] = []
+    now, line = start, 1000
+    while now <= until:
+        for number, text in items.get(now, []):
+            out += [(now, e) for e in t.feed(parse_engine_line(text), now, number, "v.log", "k")]
+        line += 1
+        filler = STATS if line % 2 else HINT
+        out += [(now, e) for e in t.feed(parse_engine_line(filler), now, line, "v.log", "k")]
+        if now == int(now):
+            out += [(now, e) for e in t.flush(now)]
+        now += 0.5
+    return out
+
+
+def test_page_within_the_window_while_unrelated_lines_keep_coming() -> None:
+    # L19 (worker IMA) at 100.0, L21 (failed to start) at 102.0: one incident, paged by 105.0.
+    t = EngineCrashTracker("e", window=5.0)
+    out = ticking(t, 100.0, {100.0: [(19, LINES[18])], 102.0: [(21, LINES[20])]}, 140.0)
+    counted = [(now, e) for now, e in out if isinstance(e, CounterInc) and e.name == n.CRASHES]
+    assert len(counted) == 1
+    now, inc = counted[0]
+    assert now - 100.0 <= 5.0 and inc.at == 100.0
+    assert dict(inc.labels) == {"engine": "e", "signature": "illegal_memory_access"}
+    (event,) = [e for _, e in out if isinstance(e, Event)]
+    assert event.details["signatures"] == ["illegal_memory_access", "startup_failed"]
+
+
+def test_a_root_cause_joins_only_within_the_window_and_never_counts_twice() -> None:
+    # L33 fatal error at 100.0; its AttributeError (L34) at 102.0 joins and names the cause.
+    t = EngineCrashTracker("e", window=5.0)
+    out = ticking(t, 100.0, {100.0: [(33, LINES[32])], 102.0: [(34, LINES[33])]}, 120.0)
+    (inc,) = [e for _, e in out if isinstance(e, CounterInc)]
+    assert dict(inc.labels)["signature"] == "exception"
+    # The same root cause 7 s after the fatal error: the page went out without it, at 104; the
+    # API server's lines of the same death (L23-L24) at 104.5 and the late root cause do not
+    # count again.
+    t = EngineCrashTracker("e", window=5.0)
+    items = {
+        100.0: [(33, LINES[32])],
+        104.5: [(23, LINES[22]), (24, LINES[23])],
+        107.0: [(34, LINES[33])],
+    }
+    out = ticking(t, 100.0, items, 130.0)
+    counted = [(now, e) for now, e in out if isinstance(e, CounterInc)]
+    assert [(now, dict(e.labels)["signature"]) for now, e in counted] == [(104.0, "fatal_error")]
+    # A death 20 s after the last line of the first one is a second incident.
+    items[124.0] = [(123, LINES[22]), (124, LINES[23])]
+    t = EngineCrashTracker("e", window=5.0)
+    out = ticking(t, 100.0, items, 140.0)
+    assert len([e for _, e in out if isinstance(e, CounterInc)]) == 2
+
+
+def test_a_new_start_ends_the_incident() -> None:
+    # L23-24 (the API server's death lines) at 100, a start-up line at 200, the same lines at
+    # 203: two deaths of two processes, two counts.
+    t = EngineCrashTracker("e", window=5.0)
+    start = LINES[56]  # L57, the version banner of a starting engine
+    items = {
+        100.0: [(23, LINES[22]), (24, LINES[23])],
+        200.0: [(57, start)],
+        203.0: [(123, LINES[22]), (124, LINES[23])],
+    }
+    out = ticking(t, 100.0, items, 230.0)
+    assert len([e for _, e in out if isinstance(e, CounterInc)]) == 2

@@ -32,16 +32,16 @@ from inferwatch.derive.effects import CounterInc, Effect, GaugeSet, SeriesEnd
 from inferwatch.derive.engine import names as n
 from inferwatch.derive.engine.periods import StatsWindow
 from inferwatch.derive.engine.spec import SpecWindow, V0Counters, line_mal, v1_window
-from inferwatch.derive.engine.startup import EnginePhase, record_fields
+from inferwatch.derive.engine.startup import QUIET, EnginePhase, record_fields
 from inferwatch.labels import Labels, make_labels
 from inferwatch.parsers.engine_records import (
-    FAULT_SIGNATURES,
     EngineCrash,
     EngineRecord,
     EngineStats,
     OtherLine,
     SpecDecode,
     StartupFact,
+    is_fault,
 )
 
 __all__ = ["EngineLogDeriver", "engine_line_event"]
@@ -109,7 +109,7 @@ class EngineLogDeriver:
             return self._spec(record, at)
         if isinstance(record, StartupFact):
             return self._startup(record, at, line, source, key)
-        if isinstance(record, EngineCrash) and record.signature in FAULT_SIGNATURES:
+        if isinstance(record, EngineCrash) and is_fault(record):
             self.phase.dead()
             return self.end_series(at)
         if isinstance(record, OtherLine) and record.kind == "shm_broadcast_wait":
@@ -284,8 +284,10 @@ def engine_line_event(
     record: EngineRecord, *, engine: str, source: str, line: int
 ) -> dict[str, Any] | None:
     """Replay's per-line event: ``type``, ``source``, ``line``, ``engine`` and the record's corpus
-    field names (shared/corpus/README.md), for stats, SpecDecoding and start-up lines. Crash
-    lines give None: their event is the incident (``engine_crash.EngineCrashTracker``)."""
+    field names (shared/corpus/README.md), for stats, SpecDecoding and the start-up lines that
+    make no event of their own. Crash lines give None: their event is the incident
+    (``crash.EngineCrashTracker``); so do start-up facts that ``startup.EnginePhase`` turns
+    into a ``startup`` event, so that each start-up line is one event, never two."""
     fields = line_event_fields(record)
     if fields is None:
         return None
@@ -297,6 +299,8 @@ def line_event_fields(record: EngineRecord) -> dict[str, Any] | None:
     aside), or None for a record without a line event."""
     if not isinstance(record, EngineStats | SpecDecode | StartupFact):
         return None
+    if isinstance(record, StartupFact) and record.event not in QUIET:
+        return None  # the deriver's own startup event reports it
     fields = record_fields(record)
     del fields["type"]
     if isinstance(record, SpecDecode):
