@@ -18,7 +18,7 @@ def test_check_rules_reports_located_problems(
     assert main(["check", "--rules", str(bad), str(REPO / "rules" / "gpu.yaml")]) == 2
     out = capsys.readouterr().out.splitlines()
     assert out[0] == "embedded defaults: OK"
-    assert f"{REPO / 'rules' / 'gpu.yaml'}: OK (3 rules)" in out
+    assert f"{REPO / 'rules' / 'gpu.yaml'}: OK (4 rules)" in out
     assert any(
         line.startswith(f"{bad}:5:5: groups[0].rules[0].expr: could not parse") for line in out
     )

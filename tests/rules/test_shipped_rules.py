@@ -24,7 +24,7 @@ RULES = sorted((REPO / "rules").glob("*.yaml"))
 TESTS = sorted((Path(__file__).parent / "shipped").glob("*.test.yaml"))
 FIRST_OCCURRENCE = {
     "GpuMmuFaultOnAllRanks", "GpuHardwareXid", "GpuFallenOffBus", "EngineCrashed",
-    "InferwatchNotificationsFailing",
+    "InferwatchNotificationsFailing", "GpuDriverFault",
 }  # fmt: skip
 
 

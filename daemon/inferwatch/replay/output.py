@@ -152,8 +152,9 @@ class Writer:
 
 
 def _event_text(doc: Mapping[str, Any]) -> str:
-    parts = []
-    for key in ("classification", "xid", "sxid", "pci_bus_id", "signature", "name", "pid"):
+    parts = [f"kind={doc['kind']}"] if doc.get("type") == "gpu_driver_fault" else []
+    for key in ("classification", "xid", "sxid", "pci_bus_id", "nvrm_gpu", "signature", "name",
+                "pid"):  # fmt: skip
         value = doc.get(key)
         if isinstance(value, str | int | float) and not isinstance(value, bool):
             parts.append(f"{key}={value}")
