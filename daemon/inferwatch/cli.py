@@ -122,6 +122,11 @@ def cmd_replay(args: argparse.Namespace) -> int:
             print(f"replay: {name}: no such file", file=sys.stderr)
             return 2
     year = args.year or datetime.datetime.now(tz).year
+    if args.boot_time is not None and _boot_time(args.boot_time, tz) is None:
+        print(
+            f"replay: --boot-time {args.boot_time!r}: not ISO 8601 or Unix seconds", file=sys.stderr
+        )
+        return 2
     from inferwatch.replay import engine_parts
 
     for name in args.engine_log:  # the scan runs while the rest of the replay loads
@@ -132,11 +137,26 @@ def cmd_replay(args: argparse.Namespace) -> int:
         engine_parts.stop_scans()
 
 
+def _boot_time(text: str, tz: datetime.tzinfo) -> float | None:
+    """``--boot-time``: Unix seconds, or ISO 8601 (naive: in ``--tz``); None if neither."""
+    import datetime
+
+    try:
+        return float(text)
+    except ValueError:
+        pass
+    try:
+        when = datetime.datetime.fromisoformat(text)
+    except ValueError:
+        return None
+    return (when if when.tzinfo is not None else when.replace(tzinfo=tz)).timestamp()
+
+
 def _replay(args: argparse.Namespace, tz: datetime.tzinfo, year: int) -> int:
     import asyncio
 
     from inferwatch.replay.output import Writer
-    from inferwatch.replay.runner import Replay, ReplayInputs
+    from inferwatch.replay.runner import Replay, ReplayInputs, TimeBaseError
     from inferwatch.replay.settings import ReplaySettings
     from inferwatch.replay.timeline import TimeContext
     from inferwatch.rules.loader import load_rule_files
@@ -161,7 +181,11 @@ def _replay(args: argparse.Namespace, tz: datetime.tzinfo, year: int) -> int:
     replay = Replay(
         ReplayInputs(kernel=list(args.kernel), engine_logs=list(args.engine_log)),
         writer,
-        TimeContext(year=year, tz=tz),
+        TimeContext(
+            year=year,
+            tz=tz,
+            boot_time=None if args.boot_time is None else _boot_time(args.boot_time, tz),
+        ),
         eval_step=args.eval_step,
         correlation_window=settings.correlation_window,
         engine_names=settings.engine_names,
@@ -169,8 +193,12 @@ def _replay(args: argparse.Namespace, tz: datetime.tzinfo, year: int) -> int:
         external_labels=settings.external_labels,
         engine_thresholds=settings.engine_thresholds,
     )
-    with _batch_gc():
-        asyncio.run(replay.run())
+    try:
+        with _batch_gc():
+            asyncio.run(replay.run())
+    except TimeBaseError as exc:
+        print(f"replay: {exc}", file=sys.stderr)
+        return 2
     doc, text = replay.summary()
     writer.summary(doc, text)
     return 0
@@ -301,6 +329,26 @@ def cmd_silence(args: argparse.Namespace) -> int:
     return 0
 
 
+def _replay_arguments(replay: argparse.ArgumentParser) -> None:
+    replay.add_argument("--config")
+    replay.add_argument("--rules", nargs="*", default=[], metavar="PATH")
+    replay.add_argument("--kernel", nargs="*", default=[], metavar="F")
+    replay.add_argument("--engine-log", nargs="*", default=[], metavar="F")
+    replay.add_argument("--format", choices=["text", "jsonl"], default="text")
+    replay.add_argument("--year", type=int)
+    replay.add_argument("--tz", default="UTC")
+    replay.add_argument("--eval-step", type=float, default=10.0)
+    replay.add_argument(
+        "--boot-time",
+        metavar="T",
+        help="when the host booted (ISO 8601 or Unix seconds): places kernel seconds on the "
+        "wall clock; without it a log with kernel seconds only is replayed boot-relative",
+    )
+    replay.add_argument(
+        "--no-rules", action="store_true", help="events and summary only; evaluate no rules"
+    )
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="inferwatch",
@@ -330,17 +378,7 @@ def build_parser() -> argparse.ArgumentParser:
     check.add_argument("--rules", nargs="*", default=[], metavar="PATH", help="rule files")
 
     replay = add("replay", cmd_replay, "Run parsers, correlators and rules over recorded logs.")
-    replay.add_argument("--config")
-    replay.add_argument("--rules", nargs="*", default=[], metavar="PATH")
-    replay.add_argument("--kernel", nargs="*", default=[], metavar="F")
-    replay.add_argument("--engine-log", nargs="*", default=[], metavar="F")
-    replay.add_argument("--format", choices=["text", "jsonl"], default="text")
-    replay.add_argument("--year", type=int)
-    replay.add_argument("--tz", default="UTC")
-    replay.add_argument("--eval-step", type=float, default=10.0)
-    replay.add_argument(
-        "--no-rules", action="store_true", help="events and summary only; evaluate no rules"
-    )
+    _replay_arguments(replay)
 
     tr = add("test-rules", cmd_test_rules, "Run promtool-format rule unit tests.")
     tr.add_argument("files", nargs="+", metavar="FILE")

@@ -17,6 +17,7 @@ from inferwatch.parsers.kernel import (
     KernelLine,
     RawRecord,
     RecordAssembler,
+    is_continuation,
     month_number,
     parse_kernel_line,
     parse_kmsg_record,
@@ -24,6 +25,7 @@ from inferwatch.parsers.kernel import (
 )
 
 FIXTURES = Path(__file__).parent.parent / "fixtures"
+SIGNAL = FIXTURES / "signal"
 CORPUS_LINES = [
     json.loads(raw)["line"]
     for raw in (FIXTURES / "corpus" / "xid-lines.jsonl").read_text().splitlines()
@@ -301,3 +303,38 @@ def test_random_input_never_raises(raw: bytes | str) -> None:
 @given(code=st.integers())
 def test_catalog_lookup_is_total(code: int) -> None:
     assert xid_catalog.lookup(code).code == code
+
+
+class TestCarriedPrefixes:
+    """Prefixes of item 10 of the signal-quality issue (tests/fixtures/signal/SOURCES.md)."""
+
+    def test_talos_dmesg_real_line(self) -> None:
+        line = (SIGNAL / "kernel-ts-talos-gsp-coredump.log").read_text().splitlines()[0]
+        parsed = parse_kernel_line(line)
+        assert parsed.message.startswith("NVRM: kflcnCoreDumpNondestructive_IMPL: TRACE: 08")
+        assert parsed.wall == datetime(2026, 4, 22, 21, 27, 51, 291660, tzinfo=UTC)
+        assert (parsed.host, parsed.facility, parsed.level) == ("192.168.11.119", "kern", "warn")
+
+    def test_talos_padded_fields_from_its_documentation(self) -> None:
+        parsed = parse_kernel_line(
+            "172.20.1.2: kern:    info: [2021-11-10T10:09:37.662764956Z]: Command line: "
+            "init_on_alloc=1 slab_nomerge pti=on"
+        )
+        assert parsed.message.startswith("Command line:") and parsed.level == "info"
+
+    def test_compose_and_pipe_carriers(self) -> None:
+        """CONSTRUCTED (no public paste found, SOURCES.md): a fixture line under a carrier."""
+        head = "[ 1843.308145] NVRM: The NVIDIA GPU 0000:b3:00.0"
+        for carrier in ("dmesg-1  | ", "  | "):
+            parsed = parse_kernel_line(carrier + head)
+            assert parsed.kernel_seconds == 1843.308145
+            assert parsed.message == "NVRM: The NVIDIA GPU 0000:b3:00.0"
+        assert is_continuation("dmesg-1  |                NVRM: (PCI ID: 10de:26b5) installed")
+        assert not is_continuation("     Mar 21 21:42:01 kernel: NVRM: GPU0 x")  # journal, indented
+
+    def test_indented_journal_lines_are_records(self) -> None:
+        lines = (SIGNAL / "kernel-noxid-gsp-heartbeat-journal.log").read_text().splitlines()
+        assembler = RecordAssembler()
+        records = [r for n, x in enumerate(lines, 1) if (r := assembler.feed(x, n))]
+        records.append(assembler.flush())
+        assert len(records) == len(lines)

@@ -28,7 +28,7 @@ def test_same_signature_pair_is_one_software_incident(capsys: pytest.CaptureFixt
     assert incident["classification"] == "software-oob-all-ranks"
     assert incident["gpus"] == ["0000:03:00.0", "0000:04:00.0"]
     assert incident["source"] == path and incident["line"] == 5
-    assert incident["at"] == "1970-01-01T01:30:00.120000+00:00"  # kernel seconds: arbitrary origin
+    assert incident["at"] == "PT5400.120000S"  # kernel seconds only: boot-relative, not 1970
     xids = [d for d in docs if d.get("type") == "xid"]
     assert [x["xid"] for x in xids] == [31, 31]
     assert xids[0]["mmu"] == {
@@ -60,14 +60,30 @@ def test_single_xid_140_is_a_hardware_incident(capsys: pytest.CaptureFixture[str
 
 
 def test_files_are_merged_by_time(capsys: pytest.CaptureFixture[str]) -> None:
+    """A boot-relative file joins wall-clock files only when --boot-time places it."""
     docs = replay(
         capsys,
         "--kernel",
         str(FIXTURES / "xid140-single.log"),
         str(FIXTURES / "xid31-pair.log"),
+        "--boot-time",
+        "2025-02-23T15:00:00+00:00",
     )
     times = [d["at"] for d in docs if d["kind"] == "event" and d["type"] == "xid"]
-    assert times == sorted(times)
+    assert times == sorted(times) and len(times) == 3
+    assert times[0] == "2025-02-23T16:30:00.120000+00:00"  # 5400.12 s after boot
+    assert docs[-1]["time_base"] == "wall"
+    assert docs[-1]["boot_time"] == "2025-02-23T15:00:00+00:00"
+
+
+def test_boot_relative_and_wall_files_are_not_merged_blindly(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    args = ["--kernel", str(FIXTURES / "xid140-single.log"), str(FIXTURES / "xid31-pair.log")]
+    assert main(["replay", *args]) == 2
+    assert "--boot-time" in capsys.readouterr().err
+    assert main(["replay", *args, "--boot-time", "yesterday"]) == 2
+    assert main(["replay", *args, "--boot-time", "1740322800"]) == 0
 
 
 def test_text_format_and_bad_arguments(capsys: pytest.CaptureFixture[str]) -> None:

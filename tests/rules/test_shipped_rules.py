@@ -25,7 +25,7 @@ TESTS = sorted((Path(__file__).parent / "shipped").glob("*.test.yaml"))
 FIRST_OCCURRENCE = {
     "GpuMmuFaultOnAllRanks", "GpuHardwareXid", "GpuFallenOffBus", "GpuRepeatedMmuFaults",
     "GpuNvlinkFault", "EngineCrashed", "InferwatchNotificationsFailing", "GpuProcessOomKilled",
-    "HostOomKill", "GpuPcieUncorrectableError",
+    "HostOomKill", "GpuPcieUncorrectableError", "GpuDriverFault",
 }  # fmt: skip
 
 

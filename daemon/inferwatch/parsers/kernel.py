@@ -7,7 +7,9 @@ journalctl headers (any locale's month names), wrappers added by other tools, an
 records. `parse_kernel_line` peels those layers and returns the message body with the time
 information exactly as found; nothing here fails on an unfamiliar prefix, it only leaves the time
 unknown. `RecordAssembler` joins the indented continuation lines `dmesg` prints for a multi-line
-record. Everything here is pure: no I/O, no clock.
+record. Carriers that wrap every line (`talosctl dmesg`'s `node: kern: warning: [ISO]: `,
+docker compose's `svc-1  | `, a bare `  | `) are peeled first, so continuation lines inside them
+join as well. Everything here is pure: no I/O, no clock.
 """
 
 from __future__ import annotations
@@ -52,6 +54,14 @@ _HOST_TAG = re.compile(r"([^\s:\[]+) +([^\s:\[]+)(?:\[\d+\])?: ")
 _INDENTED_PREFIX = re.compile(
     r"\[\s*[\d.+<]|\[\S+ \S+ +\d{1,2} \d|\d{4}-\d{2}-\d{2}[T ]\d|\S+ +\d{1,2} \d{1,2}:\d{2}:\d{2} "
 )
+# `node1: kern: warning: [2026-03-02T08:14:55.120044871Z]: ` (talosctl dmesg; fields padded).
+_TALOS = re.compile(
+    r"(\S+): +([a-z]+[0-7]?): +([a-z]+): \[(\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(?:[.,]\d{1,9})?"
+    r"(?:Z|[+-]\d{2}(?::?\d{2})?))\]: "
+)
+_TALOS_LEVELS = {name: name for name in LEVEL_NAMES} | {"warning": "warn", "error": "err"}
+# `vllm-1  | ` (docker compose) or `  | ` (a pasted table or quote): carries the whole line.
+_CARRIER = re.compile(r"(?:[A-Za-z0-9][\w.-]*)? +\| ")
 _KMSG_ESCAPE = re.compile(rb"\\x([0-9a-fA-F]{2})")
 # `12,36072,1809884084,-;` a raw kmsg header pasted in front of its text.
 _KMSG_HEADER = re.compile(r"(\d{1,4}),\d+,(\d+),[^,;]*(?:,[^;]*)?;")
@@ -132,7 +142,7 @@ def _facility_name(number: int) -> str | None:
 
 def parse_kernel_line(line: str) -> KernelLine:
     """Take the prefix of one kernel-log line (or assembled record) apart; never raises."""
-    text = line.rstrip("\r\n")
+    text = strip_carrier(line.rstrip("\r\n"))
     first = text[:1]
     if first == "[" and "kernel:" not in text and "NVRM:" not in text:
         simple = _KSECONDS_ONLY.match(text)  # the common `[  123.456789] message`, fast
@@ -223,7 +233,8 @@ def _peel_bracket(text: str, pos: int, found: _Found) -> int:
 def _peel_iso(text: str, pos: int, found: _Found) -> int:
     match = _ISO.match(text, pos)
     if not match:
-        return _peel_kmsg_header(text, pos, found)
+        end = _peel_kmsg_header(text, pos, found)
+        return end if end != pos else _peel_word(text, pos, found)
     year, month, day, hour, minute, second, fraction, offset = match.groups()
     wall = _datetime(year, int(month), (day, hour, minute, second))
     if wall is not None and fraction:
@@ -246,6 +257,13 @@ def _peel_kmsg_header(text: str, pos: int, found: _Found) -> int:
 
 
 def _peel_word(text: str, pos: int, found: _Found) -> int:
+    if not found.timed:
+        match = _TALOS.match(text, pos)
+        level = _TALOS_LEVELS.get(match[3]) if match else None
+        if match and level is not None:
+            found.host, found.facility, found.level = match[1], match[2], level
+            found.wall, found.timed = _iso_datetime(match[4]), True
+            return match.end()
     match = _DECODE.match(text, pos) if text.find(":", pos, pos + 10) > pos else None
     if match and match[2] in LEVEL_NAMES:
         found.facility, found.level = match[1], match[2]
@@ -289,6 +307,22 @@ def _datetime(year: str | int, month: int | None, clock: Sequence[str]) -> datet
         return None
 
 
+def _iso_datetime(text: str) -> datetime | None:
+    """An ISO 8601 time with an offset (`2026-03-02T08:14:55.120044871Z`), aware; None if
+    impossible. Fractions beyond microseconds are cut."""
+    match = _ISO.match(text + " ")
+    if not match:
+        return None
+    year, month, day, hour, minute, second, fraction, offset = match.groups()
+    wall = _datetime(year, int(month), (day, hour, minute, second))
+    if wall is None:
+        return None
+    if fraction:
+        wall = wall.replace(microsecond=int(fraction[:6].ljust(6, "0")))
+    zone = _zone(offset) if offset else None
+    return wall.replace(tzinfo=zone) if zone is not None else None
+
+
 def _zone(offset: str) -> timezone | None:
     if offset == "Z":
         return UTC
@@ -297,6 +331,23 @@ def _zone(offset: str) -> timezone | None:
     if minutes >= 24 * 60:
         return None
     return timezone(timedelta(minutes=-minutes if offset[0] == "-" else minutes))
+
+
+def strip_carrier(text: str) -> str:
+    """`text` without a docker compose `svc-1  | ` or bare `  | ` carrier, else unchanged."""
+    if "| " not in text[:64]:
+        return text
+    match = _CARRIER.match(text)
+    return text[match.end() :] if match else text
+
+
+def is_continuation(line: str) -> bool:
+    """Whether a raw line continues the record above it (indented, no prefix of its own)."""
+    text = strip_carrier(line.rstrip("\r\n"))
+    if text[:1] not in (" ", "\t"):
+        return False
+    body = text.lstrip(" \t")
+    return bool(body) and not _INDENTED_PREFIX.match(body)
 
 
 def unescape_kmsg(text: str) -> str:
@@ -362,7 +413,7 @@ class RecordAssembler:
 
     def feed(self, line: str, line_no: int = 0) -> RawRecord | None:
         """Add one line (with its 1-based number); return the record it completed, if any."""
-        text = line.rstrip("\r\n")
+        text = strip_carrier(line.rstrip("\r\n"))
         if text[:1] in (" ", "\t"):
             body = text.lstrip(" \t")
             if not body:

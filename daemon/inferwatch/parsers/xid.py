@@ -7,7 +7,8 @@ leaves after the prefix, or a kmsg/journald message) yields at most one record:
   text), and for "fallen off the bus" messages without an Xid token (code 79, `implied=True`);
 - `SXidEvent` for NVSwitch `SXid (...)` lines, which never count as Xids;
 - `GpuMapping` for `NVRM: GPU at <bus id>: GPU-<uuid>`;
-- `NvrmNote` for any other NVRM line, with the bus id it names, if any.
+- `NvrmNote` for any other NVRM line, with the bus id it names, if any, the driver's GPU number
+  (`NVRM: GPU6 ...`) and the kind of fault it reports without an Xid (nvrm_faults.py).
 
 Bus ids are normalised to lowercase `dddd:bb:dd.f` (DESIGN.md section 4). Every function is pure
 and total: any string gives a record or None, never an exception.
@@ -18,6 +19,8 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, fields
 from typing import Any, ClassVar
+
+from inferwatch.parsers.nvrm_faults import driver_fault_kind, nvrm_gpu
 
 _XID = re.compile(r"NVRM: ?Xid ?\(([^)\n]*)\)\s*:\s*(\d+)\b,?\s*(.*)", re.DOTALL)
 _SXID = re.compile(
@@ -163,6 +166,8 @@ class NvrmNote:
     message: str
     note: str = "other"
     driver_version: str | None = None
+    fault: str | None = None
+    nvrm_gpu: int | None = None
 
     def to_dict(self) -> dict[str, Any]:
         return _fields(self)
@@ -326,6 +331,8 @@ def _parse_note(message: str) -> NvrmNote:
         message=body,
         note=note,
         driver_version=version[1] if version else None,
+        fault=driver_fault_kind(body),
+        nvrm_gpu=nvrm_gpu(body),
     )
 
 

@@ -19,6 +19,12 @@ def iso(at: float, tz: tzinfo) -> str:
     return datetime.fromtimestamp(at, tz).isoformat()
 
 
+def relative(at: float) -> str:
+    """Seconds since boot (or since the start of an untimed file) as an ISO 8601 duration,
+    ``PT5400.120000S``: a boot-relative replay never pretends its records happened in 1970."""
+    return f"PT{at:.6f}S"
+
+
 def event_doc(event: Event, tz: tzinfo, at: str | None = None) -> dict[str, Any]:
     """``{"kind": "event", "at", "type", "source", "line", …fields}``; fields as in the corpus
     (``at``: the event's time already formatted)."""
@@ -54,6 +60,7 @@ class Writer:
         self.out = out
         self.fmt = fmt
         self.tz = tz
+        self.relative = False  # times are seconds since boot: written as durations
         self._iso: tuple[float, str] = (math.nan, "")  # the last time written, formatted
         self._iso_json: tuple[float, str] = (math.nan, "")  # and as a JSON string
         self._lines: list[str] = []  # written in batches: one write per line costs more
@@ -75,7 +82,7 @@ class Writer:
         window gives several), so the last formatting is kept."""
         last, text = self._iso
         if at != last:
-            text = iso(at, self.tz)
+            text = relative(at) if self.relative else iso(at, self.tz)
             self._iso = (at, text)
         return text
 
@@ -145,8 +152,9 @@ class Writer:
 
 
 def _event_text(doc: Mapping[str, Any]) -> str:
-    parts = []
-    for key in ("classification", "xid", "sxid", "pci_bus_id", "signature", "name", "pid"):
+    parts = [f"kind={doc['kind']}"] if doc.get("type") == "gpu_driver_fault" else []
+    for key in ("classification", "xid", "sxid", "pci_bus_id", "nvrm_gpu", "signature", "name",
+                "pid"):  # fmt: skip
         value = doc.get(key)
         if isinstance(value, str | int | float) and not isinstance(value, bool):
             parts.append(f"{key}={value}")

@@ -8,8 +8,9 @@ printed. Replay never reads the host.
 
 from __future__ import annotations
 
+import itertools
 from collections import Counter
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -27,6 +28,9 @@ from inferwatch.model import Event
 from inferwatch.parsers.engine_records import EngineRecord as EngineRecordTypes
 from inferwatch.replay.output import Writer, busy_text, iso
 from inferwatch.replay.timeline import (
+    BOOT_RELATIVE,
+    UNTIMED,
+    WALL,
     TimeContext,
     TimedRecord,
     engine_records,
@@ -50,6 +54,10 @@ class ReplayInputs:
     engine_logs: list[str] = field(default_factory=list)
 
 
+class TimeBaseError(ValueError):
+    """Files on a wall clock and files with seconds since boot only cannot be merged."""
+
+
 @dataclass(slots=True)
 class ReplayResult:
     events: Counter[str] = field(default_factory=Counter)
@@ -57,6 +65,7 @@ class ReplayResult:
     records: int = 0
     first: float | None = None
     last: float | None = None
+    time_base: str = WALL
 
 
 class Replay:
@@ -122,10 +131,34 @@ class Replay:
             self.engines[source] = pipeline
         return pipeline
 
+    def _timed_streams(self) -> list[Iterator[TimedRecord]]:
+        """The input streams, after deciding the replay's time base from each one's first
+        record: wall when every file has wall times, relative when none has; a mix cannot be
+        merged without ``--boot-time`` (:class:`TimeBaseError`)."""
+        out: list[Iterator[TimedRecord]] = []
+        bases: dict[str, str] = {}
+        for stream in self.streams():
+            first = next(stream, None)
+            if first is None:
+                continue
+            bases[first.source] = first.base
+            out.append(itertools.chain((first,), stream))
+        kinds = set(bases.values())
+        if WALL in kinds and len(kinds) > 1:
+            relative = ", ".join(s for s, b in bases.items() if b != WALL)
+            raise TimeBaseError(
+                f"{relative}: kernel seconds only (time since boot), cannot be merged with "
+                "files on a wall clock; give --boot-time (ISO 8601 or Unix seconds)"
+            )
+        if kinds and WALL not in kinds:
+            self.result.time_base = BOOT_RELATIVE if BOOT_RELATIVE in kinds else UNTIMED
+            self.writer.relative = True
+        return out
+
     async def run(self) -> ReplayResult:
         res = self.result
         started = False
-        for record in merged(self.streams()):
+        for record in merged(self._timed_streams()):
             if not started:
                 self.clock.set(record.at)
                 self.scheduler.every("tick", self.eval_step, self._tick)
@@ -242,7 +275,7 @@ class Replay:
             self.result.alerts[f"{alert.name} {tr.to_state.value}"] += 1
             self.writer.alert(
                 {
-                    "at": iso(tr.at, self.ctx.tz),
+                    "at": self.writer.iso(tr.at),
                     "alertname": alert.name,
                     "state": tr.to_state.value,
                     "severity": labels.get("severity", ""),
@@ -254,11 +287,14 @@ class Replay:
     def summary(self) -> tuple[dict[str, Any], list[str]]:
         res = self.result
         doc: dict[str, Any] = {
-            "at": iso(res.last if res.last is not None else 0.0, self.ctx.tz),
+            "at": self.writer.iso(res.last if res.last is not None else 0.0),
+            "time_base": res.time_base,
             "records": res.records,
             "events": dict(res.events),
             "alerts": dict(res.alerts),
         }
+        if self.ctx.boot_time is not None:
+            doc["boot_time"] = iso(self.ctx.boot_time, self.ctx.tz)
         if self.engines:
             engines = self.busy.summary()
             doc["engines"] = engines["engines"]
@@ -266,10 +302,11 @@ class Replay:
         text = [
             f"replayed {res.records} records"
             + (
-                f" from {iso(res.first, self.ctx.tz)} to {iso(res.last, self.ctx.tz)}"
+                f" from {self.writer.iso(res.first)} to {self.writer.iso(res.last)}"
                 if res.first is not None and res.last is not None
                 else ""
-            ),
+            )
+            + ("" if res.time_base == WALL else f" ({res.time_base}: no wall-clock time)"),
             "events: " + (", ".join(f"{k} {v}" for k, v in sorted(res.events.items())) or "none"),
             "alerts: " + (", ".join(f"{k} {v}" for k, v in sorted(res.alerts.items())) or "none"),
         ]

@@ -31,12 +31,22 @@ class TimedRecord:
     text: str  # a kernel record's message ("" for an engine record: its parse is all it needs)
     parsed: object | None = None
     rendered: str | None = None  # an engine line event's fields as JSON (output.fields_json)
+    base: str = "wall"  # how ``at`` was found: a TimeBase value
+
+
+WALL = "wall"  # Unix seconds from the records' own wall times (or placed with --boot-time)
+BOOT_RELATIVE = "boot-relative"  # seconds since boot: the records give no wall time
+UNTIMED = "untimed"  # no time at all (dmesg -H deltas): every record at 0
 
 
 @dataclass(frozen=True, slots=True)
 class TimeContext:
+    """How records' times become Unix seconds: the year of prefixes without one, the zone of
+    naive times, and the boot time (Unix seconds) that places kernel seconds, when known."""
+
     year: int
     tz: tzinfo
+    boot_time: float | None = None
 
     def wall_seconds(self, wall: datetime, year_missing: bool) -> float | None:
         if year_missing:
@@ -98,7 +108,7 @@ def engine_records(
             continue
         yield TimedRecord(at, index, number, source, "engine", "", record, rendered)
     for n, r, j in early:  # no timed record at all
-        yield TimedRecord(0.0, index, n, source, "engine", "", r, j)
+        yield TimedRecord(0.0, index, n, source, "engine", "", r, j, base=UNTIMED)
 
 
 Reader = Callable[[Path, int, TimeContext, str], Iterator[TimedRecord]]

@@ -360,3 +360,55 @@ def test_random_sequences_never_raise_nor_make_more_incidents_than_faults(
             spec = m.KERNEL_METRIC_HELP[effect.name]
             assert {k for k, _ in effect.labels} <= set(spec.labels)
     assert pipe.state_size <= 4 * len(items) + 8
+
+
+XID119 = (  # corpus line (leptonai/gpud testdata), prefix stripped
+    "NVRM: Xid (PCI:0000:9b:00): 119, pid=2024380, name=nvidia-smi, Timeout after 6s of waiting "
+    "for RPC response from GPU4 GSP! Expected function 103 (GSP_RM_ALLOC) (0x2081 0x4)."
+)
+HEARTBEAT = "NVRM: GPU{n} _kgspRpcRecvPoll: GSP RM heartbeat timed out"  # bazzite#4449, GPU{n}
+
+
+def driver_faults(effects: Sequence[Effect]) -> list[Event]:
+    return [e for e in effects if isinstance(e, Event) and e.type == "gpu_driver_fault"]
+
+
+def driver_counts(effects: Sequence[Effect]) -> list[CounterInc]:
+    return [e for e in effects if isinstance(e, CounterInc) and e.name == m.DRIVER_FAULTS]
+
+
+def test_driver_fault_without_xid_counts_under_the_drivers_number() -> None:
+    effects = run([(10.0, HEARTBEAT.format(n=0))])
+    (event,) = driver_faults(effects)
+    assert event.details["kind"] == "gsp_heartbeat_timeout" and event.details["nvrm_gpu"] == 0
+    assert event.details["pci_bus_id"] is None and event.details["counted"] is True
+    (inc,) = driver_counts(effects)
+    assert dict(inc.labels) == {"nvrm_gpu": "GPU0", "kind": "gsp_heartbeat_timeout"}
+
+
+def test_an_xid_pairs_the_number_with_its_bus_and_covers_its_own_report() -> None:
+    effects = run([(10.0, XID119), (10.5, HEARTBEAT.format(n=4)), (30.0, HEARTBEAT.format(n=4))])
+    first, later = driver_faults(effects)
+    assert first.details["pci_bus_id"] == "0000:9b:00.0"  # GPU4, as the Xid line paired them
+    assert first.details["covered_by_xid"] == 119 and first.details["counted"] is False
+    assert later.details["counted"] is True  # 20 s later: no longer the Xid's own report
+    (inc,) = driver_counts(effects)
+    assert dict(inc.labels) == {"pci_bus_id": "0000:9b:00.0", "kind": "gsp_heartbeat_timeout"}
+
+
+def test_an_unpaired_number_is_never_guessed_into_a_bus_id() -> None:
+    wpr2 = "NVRM: GPU6 _kgspBootGspRm: unexpected WPR2 already up, cannot proceed with booting GSP"
+    init = "NVRM: GPU 0000:a1:00.0: RmInitAdapter failed! (0x62:0x40:2168)"
+    effects = run([(1.0, wpr2), (1.1, init)])
+    boot, failed = driver_faults(effects)
+    assert boot.details["pci_bus_id"] is None and boot.details["counted"] is False
+    assert failed.details["pci_bus_id"] == "0000:a1:00.0" and failed.details["counted"] is True
+    assert [dict(i.labels) for i in driver_counts(effects)] == [
+        {"pci_bus_id": "0000:a1:00.0", "kind": "init_failed"}
+    ]
+
+
+def test_old_driver_faults_are_counted_but_never_alert() -> None:
+    item = kernel_input("k", 1, 5.0, HEARTBEAT.format(n=0), "k:1", alertable=False)
+    effects = KernelPipeline().process(item)
+    assert driver_counts(effects) and not any(alertable(e) for e in effects)

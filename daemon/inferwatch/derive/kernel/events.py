@@ -2,7 +2,8 @@
 
 Kept apart from the pipeline's control flow so the shape of each event type is in one place:
 ``xid``, ``fault_incident`` (multi-GPU, NVLink and single-GPU), ``sxid``, ``gpu_mapping``,
-``oom_kill``, ``aer``, ``hung_task``. Every event's details carry ``alertable``.
+``oom_kill``, ``aer``, ``hung_task``, ``gpu_driver_fault``. Every event's details carry
+``alertable``.
 """
 
 from __future__ import annotations
@@ -11,11 +12,12 @@ from typing import Any
 
 from inferwatch.derive.kernel import diagnosis
 from inferwatch.derive.kernel.correlate import AllRanksIncident
+from inferwatch.derive.kernel.driver_faults import Attributed
 from inferwatch.derive.kernel.effects import KernelInput, event
 from inferwatch.derive.kernel.incidents import OpenIncident, Placement
 from inferwatch.derive.kernel.nvlink import NvlinkIncident
 from inferwatch.model import Event
-from inferwatch.parsers.xid import XidEvent
+from inferwatch.parsers.xid import NvrmNote, XidEvent
 from inferwatch.parsers.xid_catalog import XidInfo, lookup, recovery_action, severity_of
 
 ALL_RANKS = "software-oob-all-ranks"
@@ -171,3 +173,35 @@ def nvlink_event(incident: NvlinkIncident, driver_version: str | None) -> Event:
         labels={"classification": "nvlink", "severity": severity},
         details=details,
     )
+
+
+DRIVER_FAULT_MEANING = {
+    "init_failed": "the driver could not initialise the GPU (RmInitAdapter failed)",
+    "gsp_boot_failed": "the GSP firmware could not boot (detail of an initialisation failure)",
+    "gsp_heartbeat_timeout": "the GSP firmware stopped answering its heartbeat",
+    "gsp_rpc_timeout": "the GSP firmware did not answer a driver call (RPC timeout)",
+    "gsp_timeout_report": "banner of a GSP timeout report; its Xid line follows",
+    "gsp_core_dump": "the driver dumped the GSP core's state after a GSP failure",
+    "memory_subsystem_error": "the GPU's memory subsystem did not respond (a GSP timeout cause)",
+}
+DRIVER_FAULT_ACTION = (
+    "stop the GPU's processes and reset it (nvidia-smi -r), or reboot; if it repeats, update the "
+    "driver and report it to NVIDIA with nvidia-bug-report.sh"
+)
+
+
+def driver_fault_event(item: KernelInput, note: NvrmNote, fault: Attributed) -> Event:
+    """A GPU fault the driver logged without an Xid (``gpu_driver_fault``)."""
+    details: dict[str, Any] = {
+        "kind": fault.kind,
+        "pci_bus_id": fault.pci_bus_id,
+        "nvrm_gpu": fault.nvrm_gpu,
+        "message": note.message,
+        "counted": fault.counted,
+        "covered_by_xid": fault.covered_by_xid,
+        "severity": "critical" if fault.counted else "info",
+        "meaning": DRIVER_FAULT_MEANING.get(fault.kind, fault.kind),
+        "action": DRIVER_FAULT_ACTION,
+    }
+    labels = {"pci_bus_id": fault.pci_bus_id, "kind": fault.kind}
+    return event("gpu_driver_fault", item, details, labels)

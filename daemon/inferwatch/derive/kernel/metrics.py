@@ -23,6 +23,7 @@ HUNG_TASKS: Final = "inferwatch_kernel_hung_tasks_total"
 AER_ERRORS: Final = "inferwatch_pcie_aer_errors_total"
 SXID_ERRORS: Final = "inferwatch_sxid_errors_total"
 GPU_PCIE_FAULTS: Final = "inferwatch_gpu_pcie_uncorrectable_errors_total"
+DRIVER_FAULTS: Final = "inferwatch_gpu_driver_faults_total"
 
 
 @dataclass(frozen=True, slots=True)
@@ -102,6 +103,15 @@ KERNEL_METRICS: Final[tuple[MetricSpec, ...]] = (
         Kind.COUNTER,
         "NVSwitch SXid errors (one per reported error, not per log line).",
         ("pci_bus_id", "sxid"),
+    ),
+    MetricSpec(
+        DRIVER_FAULTS,
+        Kind.COUNTER,
+        "GPU faults the NVIDIA driver logged without an Xid (GSP heartbeat or RPC timeout, GSP "
+        "core dump, memory subsystem error, RmInitAdapter failure), per GPU: its bus id, or the "
+        "driver's GPU number (nvrm_gpu) when the log pairs it with no bus id. Lines that are part "
+        "of an Xid's own report are not counted.",
+        ("pci_bus_id", "nvrm_gpu", "kind"),
     ),
 )
 

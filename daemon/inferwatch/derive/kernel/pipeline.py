@@ -10,7 +10,9 @@ produce the same effects. What it knows across records:
 - NVLink faults and the Xid 45 teardowns they cause, across GPUs (``nvlink``: counted per GPU at
   once, one ``nvlink`` incident once it has settled);
 - fall-off twins and SXid continuation lines (``kernel_dedupe``: counted once);
-- bus id → UUID from the driver's mapping lines, and the driver version from its banner.
+- bus id → UUID from the driver's mapping lines, and the driver version from its banner;
+- faults the driver logs without an Xid (``driver_faults``: GSP timeouts, init failures), with
+  the driver's GPU numbers paired to bus ids only where an Xid line pairs them.
 
 All of it is bounded: windows expire against the newest record time seen. Records may arrive
 out of order by up to ``max_skew`` seconds (two kernel sources, merged replay files) without
@@ -28,9 +30,11 @@ from inferwatch.derive.effects import CounterInc, Effect
 from inferwatch.derive.kernel import metrics as m
 from inferwatch.derive.kernel.correlate import DEFAULT_WINDOW, MmuCorrelator, MmuSighting
 from inferwatch.derive.kernel.dedupe import FallOffTwins, SxidEvents
+from inferwatch.derive.kernel.driver_faults import DriverFaults
 from inferwatch.derive.kernel.effects import KernelInput, counter, event
 from inferwatch.derive.kernel.events import (
     all_ranks_event,
+    driver_fault_event,
     nvlink_event,
     single_gpu_event,
     xid_event,
@@ -67,8 +71,8 @@ class PipelineSettings:
 
 
 class KernelPipeline:
-    __slots__ = ("_driver_version", "_newest", "_uuids", "aer", "correlator", "fall_offs",
-                 "gpu_processes", "incidents", "nvlink", "repeats", "settings",
+    __slots__ = ("_driver_version", "_newest", "_uuids", "aer", "correlator", "driver_faults",
+                 "fall_offs", "gpu_processes", "incidents", "nvlink", "repeats", "settings",
                  "sxids")  # fmt: skip
 
     def __init__(self, settings: PipelineSettings | None = None) -> None:
@@ -81,6 +85,7 @@ class KernelPipeline:
         self.sxids = SxidEvents(s.sxid_window, s.max_skew)
         self.aer = GpuAerReports()
         self.gpu_processes = GpuProcesses()
+        self.driver_faults = DriverFaults(s.follow_window)
         self._uuids: dict[str, str] = {}
         self._driver_version: str | None = None
         self._newest = float("-inf")
@@ -89,7 +94,7 @@ class KernelPipeline:
     def state_size(self) -> int:
         """Entries held across records (for tests asserting that state stays bounded)."""
         parts = (self.correlator, self.incidents, self.repeats, self.nvlink, self.fall_offs,
-                 self.sxids, self.aer, self.gpu_processes)  # fmt: skip
+                 self.sxids, self.aer, self.gpu_processes, self.driver_faults)  # fmt: skip
         return sum(part.state_size for part in parts) + len(self._uuids)
 
     def process(self, item: KernelInput) -> list[Effect]:
@@ -105,6 +110,7 @@ class KernelPipeline:
         elif isinstance(record, NvrmNote):
             if record.driver_version:
                 self._driver_version = record.driver_version
+            effects += self._driver_fault(item, record)
         elif record is not None:
             effects += self._misc(item, record)
         return effects
@@ -132,6 +138,7 @@ class KernelPipeline:
         if xid.xid == 79 and self.fall_offs.twin_of(bus, item.at, xid.implied, item.key):
             return []  # the other line of the same fall-off was counted already
         info = lookup(xid.xid)
+        self.driver_faults.saw_xid(xid, info.category, item.at)
         uuid = self._uuids.get(bus) if bus else None
         placement = self.incidents.place(
             item.key,
@@ -260,6 +267,17 @@ class KernelPipeline:
             event("sxid", item, sxid.to_dict(), labels),
             counter(m.SXID_ERRORS, labels, item.at, alertable=item.alertable),
         ]
+
+    def _driver_fault(self, item: KernelInput, note: NvrmNote) -> list[Effect]:
+        fault = self.driver_faults.place(note, item.at)
+        if fault is None:
+            return []
+        effects: list[Effect] = [driver_fault_event(item, note, fault)]
+        if fault.counted:
+            gpu = None if fault.pci_bus_id or fault.nvrm_gpu is None else f"GPU{fault.nvrm_gpu}"
+            labels = {"pci_bus_id": fault.pci_bus_id, "nvrm_gpu": gpu, "kind": fault.kind}
+            effects.append(counter(m.DRIVER_FAULTS, labels, item.at, alertable=item.alertable))
+        return effects
 
     def _mapping(self, item: KernelInput, mapping: GpuMapping) -> list[Effect]:
         self._uuids.pop(mapping.pci_bus_id, None)
