@@ -29,13 +29,25 @@ class EvalOptions:
 
     ``left_open`` selects Prometheus 3 behaviour: ranges and the instant-selector lookback become
     ``(t - r, t]`` instead of 2.42's closed ``[t - r, t]`` (reference/promql.md §2).
+
+    ``plan`` is the one switch of the evaluator's speed machinery (the fast paths that skip
+    work, and the caches that keep it): off, every query and rule takes only the plain path,
+    which reads and computes everything each time. Results are the same either way; the tests
+    run with both settings to hold them so.
     """
 
     lookback_s: float = 300.0
     left_open: bool = False
+    plan: bool = True
 
 
 DEFAULT_OPTIONS = EvalOptions()
+PLAIN_OPTIONS = EvalOptions(plan=False)
+
+
+def planned(options: EvalOptions, piece: str) -> bool:
+    """Whether one piece of the speed machinery runs under ``options`` (``piece`` names it)."""
+    return options.plan
 
 
 class Sample(NamedTuple):

@@ -82,7 +82,6 @@ class Replay:
         self.kernel: KernelPipeline | None = None
         self._kernel_feed: Callable[[KernelPipeline, TimedRecord], list[Effect]] | None = None
         if inputs.kernel:  # the kernel pipeline is loaded only for kernel logs
-
             from inferwatch.replay.kernel_feed import feed, kernel_pipeline  # noqa: PLC0415
 
             self.kernel, self._kernel_feed = kernel_pipeline(self.store, correlation_window), feed

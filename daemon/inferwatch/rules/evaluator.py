@@ -27,6 +27,7 @@ from inferwatch.promql.ast import MatrixSelector, selectors
 from inferwatch.promql.context import Ctx
 from inferwatch.promql.engine import DEFAULT_OPTIONS, EvalOptions, Vector
 from inferwatch.promql.index import cache_for
+from inferwatch.promql.types import planned
 from inferwatch.rules import rule_eval as ev
 from inferwatch.rules.alert_hold import Held, pure, signature
 from inferwatch.rules.outputs import RuleOutputs
@@ -104,7 +105,7 @@ class RuleManager:
         self._absent_names: dict[RuleGroup, frozenset[str] | None] = {}
         self._expansions = ev.Expansions()
         self._pure_rules: dict[RuleKey, bool] = {}
-        self._selections = cache_for(store)
+        self._selections = cache_for(store, options)
         self._restore: dict[RuleKey, list[Alert]] = {}
         self._saved_at = 0.0
         self.swap(rule_set, 0.0)
@@ -147,6 +148,8 @@ class RuleManager:
         """Whether evaluating the group now is sure to change nothing: every rule is empty
         while its metrics do not exist (promql_absent), none of them exists, and no rule holds
         an alert or a written series."""
+        if not planned(self.options, "absent"):
+            return False
         names = self._absent_names.get(group)
         if names is None or self._restore:
             return False
@@ -172,6 +175,8 @@ class RuleManager:
     def rules_reading(self, metric: str) -> set[RuleGroup]:
         """Groups to evaluate when ``metric`` changes: those reading it, and those reading what
         those record (transitively)."""
+        if not planned(self.options, "caches"):
+            return set(self._rule_set.groups_reading(metric))
         found = self._reading.get(metric)
         if found is None:
             found = frozenset(self._rule_set.groups_reading(metric))
@@ -201,15 +206,13 @@ class RuleManager:
         """Indices of the group's rules that can see a change of series (``metric``,
         ``labels``): a selector of theirs matches it. None = evaluate the whole group (it
         records something, or a selector has no metric name)."""
+        if not planned(self.options, "caches"):
+            return _touching(group, metric, labels)
         key = (group, metric, labels)
         found = self._touched.get(key, MISSING_TOUCH)
         if found is not MISSING_TOUCH:
             return found
-        result: frozenset[int] | None = frozenset(
-            i for i, rule in enumerate(group.rules) if _sees(rule, metric, labels)
-        )
-        if any(not isinstance(r, AlertingRule) for r in group.rules):
-            result = None
+        result = _touching(group, metric, labels)
         if len(self._touched) > 10_000:
             self._touched.clear()
         self._touched[key] = result
@@ -225,14 +228,16 @@ class RuleManager:
     def evaluate_group_outcome(
         self, group: RuleGroup, t: float, only: frozenset[int] | None = None
     ) -> GroupOutcome:
-        plan = self._plans.get(group) or self._plan(group)
+        fast = planned(self.options, "caches")
+        plan = (self._plans.get(group) if fast else None) or self._plan(group)
         if only is None and self._nothing_to_read(group, plan):
             for _, _, state in plan:  # every rule ran, and found nothing
                 state.health, state.last_error, state.last_eval = "ok", "", t
             self._group_last[(group.file, group.name)] = t
             return GroupOutcome((), ())
         ts = t - group.query_offset_s
-        query = ev.template_query(self.store, ts, self.options, self._queries)
+        queries = self._queries if fast else ev.QueryCache(0)
+        query = ev.template_query(self.store, ts, self.options, queries)
         transitions: list[AlertTransition] = []
         errors: list[RuleError] = []
         ctx = Ctx(self.store, float(ts), self.options, self._selections)
@@ -241,11 +246,13 @@ class RuleManager:
                 continue
             failure = ""
             try:
-                vec = ev.as_vector(rule.query.run(ctx))  # promql.evaluate, one Ctx per group
+                # promql.evaluate, one Ctx per group
+                vec = ev.as_vector(rule.query.runner(self.options)(ctx))
                 if isinstance(rule, AlertingRule):
                     assert state.alerts is not None
                     if (
-                        vec
+                        not planned(self.options, "idle")
+                        or vec
                         or state.outputs.previous
                         or self._restore
                         or not state.alerts.settled(t, self.resolved_retention_s)
@@ -281,7 +288,7 @@ class RuleManager:
     ) -> list[AlertTransition]:
         assert state.alerts is not None
         idle = not vec and not len(state.alerts) and not state.outputs.previous
-        if idle and rule.key not in self._restore:
+        if idle and rule.key not in self._restore and planned(self.options, "idle"):
             return []  # nothing found, held or written: the full path would change nothing
         held, result = state.held, None
         if held is not None and rule.key not in self._restore:
@@ -291,8 +298,9 @@ class RuleManager:
             ):
                 state.outputs.write(self.store, held.rows, t)
                 return []  # the same alerts, all firing: only their evaluation time moved
+        expansions = self._expansions if planned(self.options, "expansions") else None
         found = ev.candidates(rule, vec, self.external_labels, self.external_url, query,
-                              self._expansions)  # fmt: skip
+                              expansions)  # fmt: skip
         for alert in self._restore.pop(rule.key, ()):
             back = saved.restored(alert, t, rule.for_s, self._saved_at, self.restore_policy)
             if back is not None:
@@ -302,7 +310,7 @@ class RuleManager:
                                  self.resolved_retention_s)  # fmt: skip
         rows = ev.alert_rows(rule, state.alerts.active(), self.series)
         state.outputs.write(self.store, rows, t)
-        if self._pure(rule):
+        if planned(self.options, "hold") and self._pure(rule):
             labels = frozenset(c.labels for c in found)
             state.held = Held(result or signature(vec), labels, tuple(rows))
         return out
@@ -369,6 +377,13 @@ def _absent_names(group: RuleGroup) -> frozenset[str] | None:
             return None
         names |= found
     return frozenset(names) if names else None
+
+
+def _touching(group: RuleGroup, metric: str, labels: Labels) -> frozenset[int] | None:
+    """What :meth:`RuleManager.touched` answers, computed afresh."""
+    if any(not isinstance(r, AlertingRule) for r in group.rules):
+        return None
+    return frozenset(i for i, rule in enumerate(group.rules) if _sees(rule, metric, labels))
 
 
 def _group_keys(group: RuleGroup) -> list[StateKey]:
