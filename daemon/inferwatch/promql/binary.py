@@ -38,7 +38,6 @@ from inferwatch.promql.types import (
     check_unique,
     format_metric,
     get_label,
-    planned,
     set_label,
 )
 
@@ -97,7 +96,7 @@ def build_vector_binary(node: Binary, c: Compiler) -> VectorFn:
     sig = signature(matching)
     if node.op == "or":
         return lambda ctx: _or(lhs(ctx), rhs(ctx), sig)
-    if not planned(c.options, "and"):
+    if not c.options.plan:
         return _both_sides(node, lhs, rhs, matching, sig)
     if node.op == "and":
         if cannot_fail(node.rhs) and much_cheaper(node.rhs, node.lhs):

@@ -37,7 +37,6 @@ from inferwatch.promql.types import (
     Value,
     Vector,
     check_unique,
-    planned,
 )
 
 Runner = Callable[[Ctx], Value]
@@ -87,8 +86,7 @@ class ClosureCompiler:
         if isinstance(node, Call):
             spec = FUNCTIONS[node.func]
             if spec.vector is not None:
-                built = spec.vector(node, self)
-                return _memoized(repr(node), built) if planned(self.options, "memo") else built
+                return spec.vector(node, self)
         elif isinstance(node, Aggregate):
             return build_aggregate(node, self)
         elif isinstance(node, Binary) and value_type(node) is ValueType.VECTOR:
@@ -102,18 +100,6 @@ class ClosureCompiler:
             text = node.value
             return lambda ctx: text
         raise PromQLError(f"expected a string, got {value_type(node)}")
-
-
-def _memoized(key: str, inner: VectorFn) -> VectorFn:
-    """The call's result is computed once per :class:`Ctx` (vectors are never mutated)."""
-
-    def run(ctx: Ctx) -> Vector:
-        found = ctx.memo.get(key)
-        if found is None:
-            found = ctx.memo[key] = inner(ctx)
-        return found
-
-    return run
 
 
 def _negate(inner: VectorFn) -> VectorFn:
@@ -151,7 +137,7 @@ def compile_expr(node: Expr, options: EvalOptions = DEFAULT_OPTIONS) -> Runner:
     compiler = ClosureCompiler(options)
     if kind is ValueType.VECTOR:
         vector = compiler.vector(node)
-        return _unless_absent(node, vector) if planned(options, "absent") else vector
+        return _unless_absent(node, vector) if options.plan else vector
     if kind is ValueType.SCALAR:
         scalar = compiler.scalar(node)
         return lambda ctx: Scalar(scalar(ctx))

@@ -36,7 +36,7 @@ from inferwatch.promql.select import (
     window_of,
     windows,
 )
-from inferwatch.promql.types import PromQLError, Sample, Vector, check_unique, planned
+from inferwatch.promql.types import PromQLError, Sample, Vector, check_unique
 from inferwatch.store.counters import extrapolate
 
 VectorBuilder = Callable[[Call, Compiler], VectorFn]
@@ -90,7 +90,7 @@ def _counter_range(name: str) -> VectorBuilder:
             start, end = range_bounds(ctx, msel)
             info: RangeInfo | None = None
             out: Vector = []
-            in_place = planned(ctx.options, "inplace")
+            in_place = ctx.options.plan
             for s, lo, hi in spans(ctx, msel):
                 if in_place and s.irregular < lo:
                     if hi - lo < 2:
@@ -102,7 +102,7 @@ def _counter_range(name: str) -> VectorBuilder:
                         is_counter=True, is_rate=is_rate,
                     )  # fmt: skip
                 else:
-                    found = window_of(s, lo, hi, planned(ctx.options, "markers"))
+                    found = window_of(s, lo, hi, ctx.options.plan)
                     if found is None:
                         continue
                     info = info or RangeInfo(start, end, ctx.t)

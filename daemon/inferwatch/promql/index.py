@@ -20,7 +20,7 @@ from weakref import WeakKeyDictionary
 from inferwatch.labels import NAME_LABEL, MatchOp
 from inferwatch.promql.ast import LabelMatcher, VectorSelector
 from inferwatch.promql.context import Selection
-from inferwatch.promql.types import DEFAULT_OPTIONS, EvalOptions, planned
+from inferwatch.promql.types import DEFAULT_OPTIONS, EvalOptions
 from inferwatch.store.series import Series
 from inferwatch.store.tsdb import SeriesStore
 
@@ -131,7 +131,7 @@ _CACHES: WeakKeyDictionary[SeriesStore, SelectionCache] = WeakKeyDictionary()
 
 def cache_for(store: SeriesStore, options: EvalOptions = DEFAULT_OPTIONS) -> Selection:
     """The store's selection cache, or with the speed machinery off, no cache."""
-    if not planned(options, "index"):
+    if not options.plan:
         return PLAIN_SELECTION
     cache = _CACHES.get(store)
     if cache is None:

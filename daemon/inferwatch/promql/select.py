@@ -15,7 +15,7 @@ from math import isnan
 
 from inferwatch.promql.ast import MatrixSelector, VectorSelector
 from inferwatch.promql.context import Ctx
-from inferwatch.promql.types import Sample, Vector, planned
+from inferwatch.promql.types import Sample, Vector
 from inferwatch.store.series import STALE_NAN, Series, is_stale
 
 
@@ -111,7 +111,7 @@ def window_of(
 
 def windows(ctx: Ctx, msel: MatrixSelector) -> Iterator[tuple[Series, array[float], array[float]]]:
     """Each matching series with its samples in range (markers skipped); empty ones omitted."""
-    plan = planned(ctx.options, "markers")
+    plan = ctx.options.plan
     for s, lo, hi in spans(ctx, msel):
         found = window_of(s, lo, hi, plan)
         if found is not None:
