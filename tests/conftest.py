@@ -12,6 +12,8 @@ from typing import TypeVar
 
 import pytest
 
+from inferwatch.promql.types import DEFAULT_OPTIONS, PLAIN_OPTIONS, EvalOptions
+
 T = TypeVar("T")
 REPO = Path(__file__).resolve().parents[1]
 IN_CI = os.environ.get("CI") == "true"
@@ -58,3 +60,11 @@ def pytest_addoption(parser: pytest.Parser) -> None:
         default=False,
         help="rewrite the golden files under tests/golden instead of comparing with them",
     )
+
+
+@pytest.fixture(params=[DEFAULT_OPTIONS, PLAIN_OPTIONS], ids=["plan", "plain"])
+def eval_options(request: pytest.FixtureRequest) -> EvalOptions:
+    """Evaluator options with the speed machinery on, then off (``EvalOptions.plan``): a test
+    taking this runs under both, and must pass alike."""
+    options: EvalOptions = request.param
+    return options

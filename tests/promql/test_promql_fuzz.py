@@ -22,7 +22,18 @@ from hypothesis import strategies as st
 
 from inferwatch.clock import FakeClock
 from inferwatch.labels import make_labels
-from inferwatch.promql.engine import PromQLError, Query, Scalar, String, ValueType, evaluate, load
+from inferwatch.promql.engine import (
+    DEFAULT_OPTIONS,
+    PLAIN_OPTIONS,
+    PromQLError,
+    Query,
+    Scalar,
+    String,
+    Value,
+    ValueType,
+    evaluate,
+    load,
+)
 from inferwatch.promql.functions import FUNCTIONS
 from inferwatch.promtool.expr_tests import run_expr_tests
 from inferwatch.promtool.testfile import expand_values, load_test_file, parse_metric
@@ -202,16 +213,26 @@ def garbled(draw: st.DrawFn) -> str:
     return text
 
 
+def _outcome(query: Query, t: float, plan: bool) -> Value | PromQLError:
+    try:
+        return evaluate(query, STORE, t, DEFAULT_OPTIONS if plan else PLAIN_OPTIONS)
+    except PromQLError as exc:
+        return exc
+
+
 def _check(text: str) -> None:
+    """Load and evaluate ``text``, with the speed machinery and without (the same answer)."""
     try:
         query = load(text)
     except PromQLError:
         return
     assert isinstance(query, Query)
     for t in (0.0, 95.0, 330.0):
-        try:
-            result = evaluate(query, STORE, t)
-        except PromQLError:
+        result = _outcome(query, t, plan=True)
+        plain = _outcome(query, t, plan=False)
+        assert repr(plain) == repr(result), f"{text} at {t}: {plain!r} without plan"
+        if isinstance(result, PromQLError):
+            assert type(plain) is type(result)
             continue
         if query.type is ValueType.SCALAR:
             assert isinstance(result, Scalar)
@@ -294,6 +315,8 @@ def test_same_answers_as_promtool(tmp_path: Path) -> None:
     )
     theirs = _blocks(done.stdout + done.stderr)
     ours = [f.message.strip() for f in run_expr_tests(load_test_file(path))]
+    plain = [f.message.strip() for f in run_expr_tests(load_test_file(path), PLAIN_OPTIONS)]
+    assert plain == ours  # the speed machinery changes no answer
     assert len(theirs) == len(ours) == len(cases)  # every probe fails, so each prints a block
     wrong = [
         f"promtool: {t}\nours:     {o}"

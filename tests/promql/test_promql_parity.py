@@ -14,6 +14,7 @@ from pathlib import Path
 
 import pytest
 
+from inferwatch.promql.types import EvalOptions
 from inferwatch.promtool.expr_tests import run_expr_tests
 from inferwatch.promtool.testfile import load_test_file
 
@@ -36,8 +37,8 @@ def test_promtool_accepts(path: Path) -> None:
 
 
 @pytest.mark.parametrize("path", PARITY, ids=_ids(PARITY))
-def test_inferwatch_agrees(path: Path) -> None:
-    failures = run_expr_tests(load_test_file(path))
+def test_inferwatch_agrees(path: Path, eval_options: EvalOptions) -> None:
+    failures = run_expr_tests(load_test_file(path), eval_options)
     assert not failures, "\n".join(f.message for f in failures)
 
 

@@ -21,7 +21,7 @@ from inferwatch.promql import select as promql_select
 from inferwatch.promql.absent import names_if_empty_without
 from inferwatch.promql.ast import ValueType
 from inferwatch.promql.cost import cost
-from inferwatch.promql.engine import EvalError, evaluate, load
+from inferwatch.promql.engine import PLAIN_OPTIONS, EvalError, EvalOptions, evaluate, load
 from inferwatch.promql.safe import cannot_fail
 from inferwatch.promql.select import _drop_markers
 from inferwatch.store.series import STALE_NAN, is_stale
@@ -77,9 +77,11 @@ def _store() -> SeriesStore:
         "nothing < on(job) (n + on(job) m)",
     ],
 )
-def test_an_empty_left_side_still_raises_the_right_sides_error(expr: str) -> None:
+def test_an_empty_left_side_still_raises_the_right_sides_error(
+    expr: str, eval_options: EvalOptions
+) -> None:
     with pytest.raises(EvalError, match="many-to-many matching not allowed"):
-        evaluate(load(expr), _store(), 0.0)
+        evaluate(load(expr), _store(), 0.0, eval_options)
 
 
 @pytest.mark.parametrize(
@@ -95,8 +97,8 @@ def test_an_empty_left_side_still_raises_the_right_sides_error(expr: str) -> Non
         ("nothing or x", 1),
     ],
 )
-def test_results_are_unchanged(expr: str, count: int) -> None:
-    assert len(evaluate(load(expr), _store(), 0.0)) == count  # type: ignore[arg-type]
+def test_results_are_unchanged(expr: str, count: int, eval_options: EvalOptions) -> None:
+    assert len(evaluate(load(expr), _store(), 0.0, eval_options)) == count  # type: ignore[arg-type]
 
 
 @pytest.mark.parametrize(
@@ -137,17 +139,17 @@ def test_names_if_empty_without(expr: str, names: set[str] | None) -> None:
         "x and on(job) nothing",  # x exists: evaluated, and empty all the same
     ],
 )
-def test_expressions_over_missing_metrics_are_empty(expr: str) -> None:
-    assert evaluate(load(expr), _store(), 60.0) == []
+def test_expressions_over_missing_metrics_are_empty(expr: str, eval_options: EvalOptions) -> None:
+    assert evaluate(load(expr), _store(), 60.0, eval_options) == []
 
 
-def test_an_expression_is_evaluated_once_its_metric_exists() -> None:
+def test_an_expression_is_evaluated_once_its_metric_exists(eval_options: EvalOptions) -> None:
     store = _store()
     query = load("rate(late[5m]) > 0")
-    assert evaluate(query, store, 0.0) == []
+    assert evaluate(query, store, 0.0, eval_options) == []
     for t in (0.0, 30.0, 60.0):
         store.set("late", make_labels({"job": "a"}), t, t)
-    assert len(evaluate(query, store, 60.0)) == 1  # type: ignore[arg-type]
+    assert len(evaluate(query, store, 60.0, eval_options)) == 1  # type: ignore[arg-type]
 
 
 def _window_reads(monkeypatch: pytest.MonkeyPatch) -> list[str | None]:
@@ -282,15 +284,17 @@ def test_rate_and_increase_read_in_place_as_the_general_path_would(
     texts = ("rate(c[1m])", "increase(c[2m])", "increase(c[30s])")
     times = [float(t) for t in range(0, 700, 35)]
 
-    def results() -> list[list[tuple[object, str]]]:
+    def results(options: EvalOptions | None = None) -> list[list[tuple[object, str]]]:
         queries = [load(text) for text in texts]
-        return [
-            sorted((s.labels, repr(s.value)) for s in evaluate(q, store, t))  # type: ignore[union-attr]
+        found = [
+            evaluate(q, store, t, options) if options else evaluate(q, store, t)
             for q in queries
             for t in times
         ]
+        return [sorted((s.labels, repr(s.value)) for s in vec) for vec in found]  # type: ignore[union-attr]
 
     fast = results()
+    assert fast == results(PLAIN_OPTIONS)  # the speed machinery off: the general path
     with pytest.MonkeyPatch.context() as patch:  # the general range-function path
         for name in ("rate", "increase"):
             general = promql_functions.FunctionSpec(

@@ -7,6 +7,7 @@ from pathlib import Path
 
 import pytest
 
+from inferwatch.promql.types import DEFAULT_OPTIONS, EvalOptions
 from inferwatch.promtool.alert_tests import go_duration
 from inferwatch.promtool.runner import main, run_file
 
@@ -28,12 +29,12 @@ def write(tmp: Path, test: str, rules: str = RULES) -> Path:
     return path
 
 
-def run(path: Path) -> tuple[int, str, str]:
+def run(path: Path, options: EvalOptions = DEFAULT_OPTIONS) -> tuple[int, str, str]:
     out, err = io.StringIO(), io.StringIO()
-    return main([str(path)], out, err), out.getvalue(), err.getvalue()
+    return main([str(path)], out, err, options), out.getvalue(), err.getvalue()
 
 
-def test_success_output(tmp_path: Path) -> None:
+def test_success_output(tmp_path: Path, eval_options: EvalOptions) -> None:
     path = write(
         tmp_path,
         """
@@ -46,10 +47,10 @@ tests:
       - {eval_time: 1m, alertname: Up, exp_alerts: [{exp_labels: {job: a, severity: page}}]}
 """,
     )
-    assert run(path) == (0, f"Unit Testing:  {path}\n  SUCCESS\n\n", "")
+    assert run(path, eval_options) == (0, f"Unit Testing:  {path}\n  SUCCESS\n\n", "")
 
 
-def test_failure_output(tmp_path: Path) -> None:
+def test_failure_output(tmp_path: Path, eval_options: EvalOptions) -> None:
     path = write(
         tmp_path,
         """
@@ -62,7 +63,7 @@ tests:
       - {eval_time: 2m, alertname: Up, exp_alerts: []}
 """,
     )
-    code, out, err = run(path)
+    code, out, err = run(path, eval_options)
     assert code == 1
     assert out == f"Unit Testing:  {path}\n\n\n"
     assert err == (
@@ -78,7 +79,7 @@ tests:
     )
 
 
-def test_rule_errors_stop_the_group(tmp_path: Path) -> None:
+def test_rule_errors_stop_the_group(tmp_path: Path, eval_options: EvalOptions) -> None:
     rules = "groups:\n- name: g\n  rules:\n  - alert: C\n    expr: up\n    labels: {job: x}\n"
     path = write(
         tmp_path,
@@ -92,7 +93,7 @@ tests:
 """,
         rules,
     )
-    assert run_file(path).errors == (
+    assert run_file(path, eval_options).errors == (
         "    rule: C, time: 0s, err: vector contains metrics with the same labelset after applying alert labels",
     )
 
@@ -117,7 +118,7 @@ def test_bad_test_file(tmp_path: Path) -> None:
     assert code == 1 and "field bogus not found" in err
 
 
-def test_group_eval_order_and_expressions(tmp_path: Path) -> None:
+def test_group_eval_order_and_expressions(tmp_path: Path, eval_options: EvalOptions) -> None:
     rules = "groups:\n- name: b\n  rules:\n  - alert: B\n    expr: r > 0\n- name: a\n  rules:\n  - record: r\n    expr: vector(1)\n"
     test = """
 rule_files: [r.yaml]
@@ -129,7 +130,7 @@ tests:
     promql_expr_test:
       - {expr: r, eval_time: 0m, exp_samples: [{labels: 'r', value: 1}]}
 """
-    assert run_file(write(tmp_path, test, rules)).errors == ()
+    assert run_file(write(tmp_path, test, rules), eval_options).errors == ()
 
 
 @pytest.mark.parametrize(

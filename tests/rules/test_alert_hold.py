@@ -11,6 +11,7 @@ from hypothesis import strategies as st
 
 from inferwatch.alerts.model import AlertTransition
 from inferwatch.clock import FakeClock
+from inferwatch.promql.types import DEFAULT_OPTIONS, PLAIN_OPTIONS, EvalOptions
 from inferwatch.rules import evaluator
 from inferwatch.rules.evaluator import RuleManager
 from inferwatch.rules.loader import load_rule_text
@@ -36,17 +37,19 @@ groups:
 JOBS = [(("job", "a"),), (("job", "b"),)]
 
 
-def manager() -> tuple[RuleManager, SeriesStore]:
+def manager(options: EvalOptions = DEFAULT_OPTIONS) -> tuple[RuleManager, SeriesStore]:
     groups, problems = load_rule_text(RULES, "r.yaml")
     assert problems == []
     store = SeriesStore(FakeClock(0.0), retention_s=math.inf)
-    return RuleManager(RuleSet(tuple(groups)), store, {"host": "h1"}), store
+    return RuleManager(RuleSet(tuple(groups)), store, {"host": "h1"}, options=options), store
 
 
-def run(values: list[tuple[float | None, float | None]]) -> tuple[list[object], list[object]]:
+def run(
+    values: list[tuple[float | None, float | None]], options: EvalOptions = DEFAULT_OPTIONS
+) -> tuple[list[object], list[object]]:
     """Evaluate every 10 s; x per job (None: no sample). Alerts and transitions at each step,
     and every ALERTS sample written."""
-    rules, store = manager()
+    rules, store = manager(options)
     states: list[object] = []
     for step, per_job in enumerate(values):
         t = 10.0 * step
@@ -78,6 +81,7 @@ def test_the_shortcut_changes_nothing(values: list[tuple[float | None, float | N
         patch.setattr(evaluator, "pure", lambda _rule: False)
         full = run(values)
     assert fast == full
+    assert run(values, PLAIN_OPTIONS) == fast  # no speed machinery at all
 
 
 def test_a_firing_rule_takes_the_shortcut(monkeypatch: pytest.MonkeyPatch) -> None:

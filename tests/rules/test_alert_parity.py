@@ -17,6 +17,7 @@ from pathlib import Path
 import pytest
 
 from conftest import require_tool
+from inferwatch.promql.types import DEFAULT_OPTIONS, EvalOptions
 from inferwatch.promtool.runner import main as run_rule_tests
 from inferwatch.promtool.testfile import load_test_file
 
@@ -29,9 +30,9 @@ def _ids(paths: list[Path]) -> list[str]:
     return [p.name for p in paths]
 
 
-def _inferwatch(path: Path) -> tuple[int, str, str]:
+def _inferwatch(path: Path, options: EvalOptions = DEFAULT_OPTIONS) -> tuple[int, str, str]:
     out, err = io.StringIO(), io.StringIO()
-    code = run_rule_tests([str(path)], out, err)
+    code = run_rule_tests([str(path)], out, err, options)
     return code, out.getvalue(), err.getvalue()
 
 
@@ -48,14 +49,14 @@ def test_promtool_passes(path: Path) -> None:
 
 
 @pytest.mark.parametrize("path", PASSING, ids=_ids(PASSING))
-def test_inferwatch_passes(path: Path) -> None:
-    code, _, err = _inferwatch(path)
+def test_inferwatch_passes(path: Path, eval_options: EvalOptions) -> None:
+    code, _, err = _inferwatch(path, eval_options)
     assert code == 0, err
 
 
 @pytest.mark.parametrize("path", FAILING, ids=_ids(FAILING))
-def test_both_fail_alike(path: Path) -> None:
-    ours = _inferwatch(path)
+def test_both_fail_alike(path: Path, eval_options: EvalOptions) -> None:
+    ours = _inferwatch(path, eval_options)
     assert ours[0] == 1
     assert _promtool(path) == ours
 

@@ -15,6 +15,7 @@ from inferwatch.promql import functions as promql_functions
 from inferwatch.promql import select as promql_select
 from inferwatch.promql.ast import MatrixSelector
 from inferwatch.promql.context import Ctx
+from inferwatch.promql.types import DEFAULT_OPTIONS, PLAIN_OPTIONS, EvalOptions
 from inferwatch.rules.evaluator import RuleManager
 from inferwatch.rules.loader import load_rule_text
 from inferwatch.rules.ruleset import RuleSet
@@ -55,11 +56,11 @@ groups:
 """
 
 
-def test_recording_rules_write_and_later_rules_see_them() -> None:
+def test_recording_rules_write_and_later_rules_see_them(eval_options: EvalOptions) -> None:
     s = store()
     s.set("x", A, 6.0, 0.0)
     s.set("x", B, 1.0, 0.0)
-    m = RuleManager(rules(RECORD), s, {"host": "h1"})
+    m = RuleManager(rules(RECORD), s, {"host": "h1"}, options=eval_options)
     out = m.evaluate_all(0.0)
     assert last(s, "job:x:double", A) == 12.0
     assert [(t.from_state, t.to_state) for t in out] == [(AlertState.INACTIVE, AlertState.PENDING)]
@@ -87,10 +88,12 @@ def test_recording_rules_write_and_later_rules_see_them() -> None:
     assert last(s, "inferwatch_alerts_for_state", for_state) == 0.0
 
 
-def test_vanished_recorded_series_get_a_marker_and_alerts_resolve() -> None:
+def test_vanished_recorded_series_get_a_marker_and_alerts_resolve(
+    eval_options: EvalOptions,
+) -> None:
     s = store()
     s.set("x", A, 6.0, 0.0)
-    m = RuleManager(rules(RECORD), s)
+    m = RuleManager(rules(RECORD), s, options=eval_options)
     m.evaluate_all(0.0)
     m.evaluate_all(60.0)
     s.mark_stale("x", A, 90.0)
@@ -119,11 +122,11 @@ groups:
 """
 
 
-def test_a_failing_rule_never_stops_the_others() -> None:
+def test_a_failing_rule_never_stops_the_others(eval_options: EvalOptions) -> None:
     s = store()
     s.set("x", A, 1.0, 0.0)
     s.set("x", B, 2.0, 0.0)
-    m = RuleManager(rules(ERRORS), s)
+    m = RuleManager(rules(ERRORS), s, options=eval_options)
     group = m.rule_set.groups[0]
     outcome = m.evaluate_group_outcome(group, 0.0)
     (error,) = outcome.errors
@@ -151,9 +154,9 @@ groups:
 """
 
 
-def test_groups_run_at_their_interval() -> None:
+def test_groups_run_at_their_interval(eval_options: EvalOptions) -> None:
     s = store()
-    m = RuleManager(rules(INTERVALS), s)
+    m = RuleManager(rules(INTERVALS), s, options=eval_options)
     seen: dict[str, list[float]] = {"fast": [], "slow": []}
     for t in range(61):
         s.set("x", (), float(t), float(t))
@@ -188,8 +191,8 @@ groups:
 """
 
 
-def test_rules_reading_follows_recorded_series() -> None:
-    m = RuleManager(rules(READING), store())
+def test_rules_reading_follows_recorded_series(eval_options: EvalOptions) -> None:
+    m = RuleManager(rules(READING), store(), options=eval_options)
     names = {g.name for g in m.rules_reading("inferwatch_y_total")}
     assert names == {"records", "reads-records", "by-regex"}
     assert {g.name for g in m.rules_reading("z")} == {"unrelated"}
@@ -208,10 +211,10 @@ groups:
 """
 
 
-def test_swap_keeps_the_state_of_unchanged_rules() -> None:
+def test_swap_keeps_the_state_of_unchanged_rules(eval_options: EvalOptions) -> None:
     s = store()
     s.set("x", (), 1.0, 0.0)
-    m = RuleManager(rules(PENDING), s)
+    m = RuleManager(rules(PENDING), s, options=eval_options)
     m.evaluate_all(0.0)
     m.swap(rules(PENDING), 60.0)
     assert [a.active_at for a in m.active_alerts()] == [0.0]
@@ -224,10 +227,10 @@ def test_swap_keeps_the_state_of_unchanged_rules() -> None:
     assert [(t.to_state, t.alert.active_at) for t in out] == [(AlertState.PENDING, 180.0)]
 
 
-def test_removed_firing_alerts_resolve() -> None:
+def test_removed_firing_alerts_resolve(eval_options: EvalOptions) -> None:
     s = store()
     s.set("x", A, 6.0, 0.0)
-    m = RuleManager(rules(RECORD), s)
+    m = RuleManager(rules(RECORD), s, options=eval_options)
     m.evaluate_all(0.0)
     m.evaluate_all(60.0)
     gone = m.swap(RuleSet(), 70.0)
@@ -246,10 +249,10 @@ groups:
 """
 
 
-def test_limit_clears_and_resolves() -> None:
+def test_limit_clears_and_resolves(eval_options: EvalOptions) -> None:
     s = store()
     s.set("x", A, 1.0, 0.0)
-    m = RuleManager(rules(LIMIT), s)
+    m = RuleManager(rules(LIMIT), s, options=eval_options)
     assert [t.to_state for t in m.evaluate_all(0.0)] == [AlertState.FIRING]
     s.set("x", B, 1.0, 60.0)
     outcome = m.evaluate_group_outcome(m.rule_set.groups[0], 60.0)
@@ -272,12 +275,12 @@ groups:
 """
 
 
-def test_templates_query_the_store_at_the_evaluation_time() -> None:
+def test_templates_query_the_store_at_the_evaluation_time(eval_options: EvalOptions) -> None:
     s = store()
     s.set("x", (), 1.0, 0.0)
     s.set("y", (), 7.0, 0.0)
     s.set("y", (), 8.0, 60.0)
-    m = RuleManager(rules(QUERY), s)
+    m = RuleManager(rules(QUERY), s, options=eval_options)
     (t,) = m.evaluate_all(60.0)
     assert t.alert.annotation("other") == "7"
 
@@ -296,9 +299,11 @@ groups:
 """
 
 
-def test_a_change_re_runs_only_the_rules_that_can_see_that_series() -> None:
+def test_a_change_re_runs_only_the_rules_that_can_see_that_series(
+    eval_options: EvalOptions,
+) -> None:
     s = store()
-    m = RuleManager(rules(TARGETED), s, {})
+    m = RuleManager(rules(TARGETED), s, {}, options=eval_options)
     (group,) = m.rule_set.groups
     assert m.touched(group, "xid_total", (("xid", "79"),)) == frozenset({0})
     assert m.touched(group, "xid_total", (("job", "a"), ("xid", "31"))) == frozenset({1, 2})
@@ -373,13 +378,15 @@ groups:
 """
 
 
-def _history(skip: bool, monkeypatch: pytest.MonkeyPatch) -> list[object]:
+def _history(
+    skip: bool, monkeypatch: pytest.MonkeyPatch, options: EvalOptions = DEFAULT_OPTIONS
+) -> list[object]:
     """Every evaluation's transitions and held alerts (resolved included), x high for 30 s."""
 
     if not skip:
         monkeypatch.setattr(lifecycle.RuleAlerts, "settled", lambda *_args: False)
     s = store()
-    m = RuleManager(rules(RESOLVING), s, resolved_retention_s=120.0)
+    m = RuleManager(rules(RESOLVING), s, resolved_retention_s=120.0, options=options)
     out: list[object] = []
     for t in range(0, 400, 10):
         s.set("x", A, 5.0 if 30 <= t < 60 else 0.0, float(t))
@@ -397,6 +404,8 @@ def test_a_resolved_alert_is_kept_for_its_retention_then_dropped(
     fast = _history(True, monkeypatch)
     monkeypatch.undo()
     assert fast == _history(False, monkeypatch)
+    monkeypatch.undo()
+    assert fast == _history(True, monkeypatch, PLAIN_OPTIONS)  # no speed machinery at all
     held = {t: h for t, _, h in fast}  # type: ignore[misc]
     assert held[60] == [("resolved", 60.0)]
     assert held[180] == [("resolved", 60.0)]  # 120 s after the resolve: still kept

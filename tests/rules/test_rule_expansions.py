@@ -1,11 +1,12 @@
-"""Kept template expansions: the same text wherever the dot is the same, fresh text whenever the
-value, the labels or a ``query`` result may differ."""
+"""Template expansions: fresh text whenever the value, the labels or a ``query`` result
+differ."""
 
 from __future__ import annotations
 
 import math
 
 from inferwatch.clock import FakeClock
+from inferwatch.promql.types import EvalOptions
 from inferwatch.rules.evaluator import RuleManager
 from inferwatch.rules.loader import load_rule_text
 from inferwatch.rules.ruleset import RuleSet
@@ -25,11 +26,11 @@ groups:
 """
 
 
-def test_annotations_follow_value_and_query_results() -> None:
+def test_annotations_follow_value_and_query_results(eval_options: EvalOptions) -> None:
     groups, problems = load_rule_text(RULES, "r.yaml")
     assert problems == []
     store = SeriesStore(FakeClock(0.0), retention_s=math.inf)
-    manager = RuleManager(RuleSet(tuple(groups)), store, {"host": "h1"})
+    manager = RuleManager(RuleSet(tuple(groups)), store, {"host": "h1"}, options=eval_options)
     seen = []
     for t, x, y in ((0.0, 1.0, 5.0), (10.0, 1.0, 6.0), (20.0, 2.0, 6.0), (30.0, -0.0, 6.0)):
         store.set("x", A, x, t)

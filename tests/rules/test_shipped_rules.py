@@ -16,6 +16,7 @@ import pytest
 import yaml
 
 from conftest import REPO, require_tool
+from inferwatch.promql.types import EvalOptions
 from inferwatch.promtool.runner import main as run_rule_tests
 from inferwatch.promtool.testfile import load_test_file
 from inferwatch.rules.loader import load_rule_files
@@ -68,9 +69,9 @@ def test_promtool_passes(path: Path) -> None:
 
 
 @pytest.mark.parametrize("path", TESTS, ids=_ids(TESTS))
-def test_inferwatch_passes(path: Path) -> None:
+def test_inferwatch_passes(path: Path, eval_options: EvalOptions) -> None:
     out, err = io.StringIO(), io.StringIO()
-    assert run_rule_tests([str(path)], out, err) == 0, err.getvalue()
+    assert run_rule_tests([str(path)], out, err, eval_options) == 0, err.getvalue()
     assert "SUCCESS" in out.getvalue()
 
 

@@ -96,6 +96,8 @@ def build_vector_binary(node: Binary, c: Compiler) -> VectorFn:
     sig = signature(matching)
     if node.op == "or":
         return lambda ctx: _or(lhs(ctx), rhs(ctx), sig)
+    if not c.options.plan:
+        return _both_sides(node, lhs, rhs, matching, sig)
     if node.op == "and":
         if cannot_fail(node.rhs) and much_cheaper(node.rhs, node.lhs):
             if cannot_fail(node.lhs):
@@ -120,6 +122,20 @@ def build_vector_binary(node: Binary, c: Compiler) -> VectorFn:
         return op(left, rhs(ctx)) if left else []
 
     return lazy
+
+
+def _both_sides(
+    node: Binary, lhs: VectorFn, rhs: VectorFn, matching: VectorMatching, sig: Signature
+) -> VectorFn:
+    """The plain path: both operands evaluated, left then right, as Prometheus does."""
+    op: Callable[[Vector, Vector], Vector]
+    if node.op == "and":
+        op = lambda a, b: _and(a, b, sig)  # noqa: E731
+    elif node.op == "unless":
+        op = lambda a, b: _unless(a, b, sig)  # noqa: E731
+    else:
+        op = _Matcher(node.op, matching, node.return_bool, sig)
+    return lambda ctx: op(lhs(ctx), rhs(ctx))
 
 
 def _probed(

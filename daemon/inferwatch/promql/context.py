@@ -9,29 +9,31 @@ keeps them in their own modules without importing the evaluator.
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Protocol
 
 from inferwatch.promql.types import EvalOptions, Vector
+from inferwatch.store.series import Series
 from inferwatch.store.tsdb import SeriesStore
 
 if TYPE_CHECKING:
-    from inferwatch.promql.ast import Expr
-    from inferwatch.promql.index import SelectionCache
+    from inferwatch.promql.ast import Expr, VectorSelector
+
+
+class Selection(Protocol):
+    """Which series of a store a selector matches, sorted by name and labels."""
+
+    def series(self, store: SeriesStore, sel: VectorSelector) -> list[Series]: ...
 
 
 @dataclass(slots=True)
 class Ctx:
-    """One evaluation: the store, the time, the options and the store's selection cache."""
+    """One evaluation: the store, the time, the options and how selectors find their series."""
 
     store: SeriesStore
     t: float
     options: EvalOptions
-    cache: SelectionCache
-    # Results of function calls by their text, shared by the rules of one group evaluation (a
-    # shipped rule computes the same increase() on both sides of an `or`); cleared whenever a
-    # recording rule writes, since a later call could read what it wrote.
-    memo: dict[str, Vector] = field(default_factory=dict)
+    cache: Selection
 
 
 ScalarFn = Callable[[Ctx], float]
@@ -40,6 +42,9 @@ StringFn = Callable[[Ctx], str]
 
 
 class Compiler(Protocol):
+    #: Compile-time switches: ``options.plan`` says whether to build the fast paths.
+    options: EvalOptions
+
     def scalar(self, node: Expr) -> ScalarFn: ...
 
     def vector(self, node: Expr) -> VectorFn: ...

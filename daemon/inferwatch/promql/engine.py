@@ -21,6 +21,7 @@ from inferwatch.promql.index import cache_for
 from inferwatch.promql.load import parse
 from inferwatch.promql.types import (
     DEFAULT_OPTIONS,
+    PLAIN_OPTIONS,
     EvalError,
     EvalOptions,
     PromQLError,
@@ -34,6 +35,7 @@ from inferwatch.store.tsdb import SeriesStore
 
 __all__ = [
     "DEFAULT_OPTIONS",
+    "PLAIN_OPTIONS",
     "EvalError",
     "EvalOptions",
     "PromQLError",
@@ -51,18 +53,25 @@ __all__ = [
 
 @dataclass(frozen=True, slots=True)
 class Query:
-    """A loaded expression: its text, syntax tree, result type and compiled form."""
+    """A loaded expression: its text, syntax tree, result type and compiled forms (``run``
+    with the speed machinery, ``plain`` without: see ``EvalOptions.plan``)."""
 
     text: str
     ast: Expr
     type: ValueType
     run: Callable[[Ctx], Value] = field(compare=False, repr=False)
+    plain: Callable[[Ctx], Value] = field(compare=False, repr=False)
+
+    def runner(self, options: EvalOptions) -> Callable[[Ctx], Value]:
+        """The compiled form that ``options`` asks for."""
+        return self.run if options.plan else self.plain
 
 
 def load(text: str) -> Query:
     """Parse, check and compile ``text``; raises :class:`PromQLError` naming what is wrong."""
     ast = parse(text)
-    return Query(text, ast, value_type(ast), compile_expr(ast))
+    kind = value_type(ast)
+    return Query(text, ast, kind, compile_expr(ast), compile_expr(ast, PLAIN_OPTIONS))
 
 
 def evaluate(
@@ -74,5 +83,5 @@ def evaluate(
     """Evaluate an instant query at ``t`` (Unix seconds) over ``store``."""
     if isinstance(query, str):
         query = load(query)
-    ctx = Ctx(store, float(t), options, cache_for(store))
-    return query.run(ctx)
+    ctx = Ctx(store, float(t), options, cache_for(store, options))
+    return query.runner(options)(ctx)

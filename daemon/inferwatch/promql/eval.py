@@ -28,6 +28,8 @@ from inferwatch.promql.context import Ctx, ScalarFn, StringFn, VectorFn
 from inferwatch.promql.functions import FUNCTIONS
 from inferwatch.promql.select import instant
 from inferwatch.promql.types import (
+    DEFAULT_OPTIONS,
+    EvalOptions,
     PromQLError,
     Sample,
     Scalar,
@@ -56,7 +58,11 @@ def _constant(node: Expr) -> float | None:
 
 
 class ClosureCompiler:
-    """Implements the :class:`~inferwatch.promql.context.Compiler` protocol."""
+    """Implements the :class:`~inferwatch.promql.context.Compiler` protocol; ``options.plan``
+    says whether to build the fast paths (the other options are read at evaluation)."""
+
+    def __init__(self, options: EvalOptions = DEFAULT_OPTIONS) -> None:
+        self.options = options
 
     def scalar(self, node: Expr) -> ScalarFn:
         const = _constant(node)
@@ -80,7 +86,7 @@ class ClosureCompiler:
         if isinstance(node, Call):
             spec = FUNCTIONS[node.func]
             if spec.vector is not None:
-                return _memoized(repr(node), spec.vector(node, self))
+                return spec.vector(node, self)
         elif isinstance(node, Aggregate):
             return build_aggregate(node, self)
         elif isinstance(node, Binary) and value_type(node) is ValueType.VECTOR:
@@ -94,18 +100,6 @@ class ClosureCompiler:
             text = node.value
             return lambda ctx: text
         raise PromQLError(f"expected a string, got {value_type(node)}")
-
-
-def _memoized(key: str, inner: VectorFn) -> VectorFn:
-    """The call's result is computed once per :class:`Ctx` (vectors are never mutated)."""
-
-    def run(ctx: Ctx) -> Vector:
-        found = ctx.memo.get(key)
-        if found is None:
-            found = ctx.memo[key] = inner(ctx)
-        return found
-
-    return run
 
 
 def _negate(inner: VectorFn) -> VectorFn:
@@ -136,12 +130,14 @@ def _unless_absent(node: Expr, inner: VectorFn) -> VectorFn:
     return run
 
 
-def compile_expr(node: Expr) -> Runner:
-    """A closure evaluating ``node`` at ``ctx.t``; raises :class:`PromQLError` if it can't."""
+def compile_expr(node: Expr, options: EvalOptions = DEFAULT_OPTIONS) -> Runner:
+    """A closure evaluating ``node`` at ``ctx.t``; raises :class:`PromQLError` if it can't.
+    With ``options.plan`` off, the closure takes only the plain paths."""
     kind = value_type(node)
-    compiler = ClosureCompiler()
+    compiler = ClosureCompiler(options)
     if kind is ValueType.VECTOR:
-        return _unless_absent(node, compiler.vector(node))
+        vector = compiler.vector(node)
+        return _unless_absent(node, vector) if options.plan else vector
     if kind is ValueType.SCALAR:
         scalar = compiler.scalar(node)
         return lambda ctx: Scalar(scalar(ctx))

@@ -90,8 +90,9 @@ def _counter_range(name: str) -> VectorBuilder:
             start, end = range_bounds(ctx, msel)
             info: RangeInfo | None = None
             out: Vector = []
+            in_place = ctx.options.plan
             for s, lo, hi in spans(ctx, msel):
-                if s.irregular < lo:
+                if in_place and s.irregular < lo:
                     if hi - lo < 2:
                         continue
                     ts, vs = s.ts, s.vs
@@ -101,7 +102,7 @@ def _counter_range(name: str) -> VectorBuilder:
                         is_counter=True, is_rate=is_rate,
                     )  # fmt: skip
                 else:
-                    found = window_of(s, lo, hi)
+                    found = window_of(s, lo, hi, ctx.options.plan)
                     if found is None:
                         continue
                     info = info or RangeInfo(start, end, ctx.t)

@@ -19,6 +19,8 @@ from weakref import WeakKeyDictionary
 
 from inferwatch.labels import NAME_LABEL, MatchOp
 from inferwatch.promql.ast import LabelMatcher, VectorSelector
+from inferwatch.promql.context import Selection
+from inferwatch.promql.types import DEFAULT_OPTIONS, EvalOptions
 from inferwatch.store.series import Series
 from inferwatch.store.tsdb import SeriesStore
 
@@ -113,10 +115,24 @@ class SelectionCache:
         return _sorted(s for s in index.candidates(matchers) if _matches(s, matchers))
 
 
+class PlainSelection:
+    """Selections computed afresh every time: each series of the family (or of the store, for
+    a selector without a metric name) tested against every matcher."""
+
+    def series(self, store: SeriesStore, sel: VectorSelector) -> list[Series]:
+        name = family_name(sel)
+        found = store.all_series() if name is None else store.family(name)
+        return _sorted(s for s in found if _matches(s, sel.matchers))
+
+
+PLAIN_SELECTION = PlainSelection()
 _CACHES: WeakKeyDictionary[SeriesStore, SelectionCache] = WeakKeyDictionary()
 
 
-def cache_for(store: SeriesStore) -> SelectionCache:
+def cache_for(store: SeriesStore, options: EvalOptions = DEFAULT_OPTIONS) -> Selection:
+    """The store's selection cache, or with the speed machinery off, no cache."""
+    if not options.plan:
+        return PLAIN_SELECTION
     cache = _CACHES.get(store)
     if cache is None:
         cache = _CACHES[store] = SelectionCache()

@@ -90,8 +90,16 @@ def spans(ctx: Ctx, msel: MatrixSelector) -> Iterator[tuple[Series, int, int]]:
             yield s, lo, hi
 
 
-def window_of(s: Series, lo: int, hi: int) -> tuple[array[float], array[float]] | None:
-    """The samples ``[lo, hi)`` of ``s`` with staleness markers skipped; None if only markers."""
+def window_of(
+    s: Series, lo: int, hi: int, plan: bool = True
+) -> tuple[array[float], array[float]] | None:
+    """The samples ``[lo, hi)`` of ``s`` with staleness markers skipped; None if only markers.
+    Without ``plan``, every sample is tested (no NaN-free shortcut, no byte-pattern search)."""
+    if not plan:
+        kept = [i for i in range(lo, hi) if not is_stale(s.vs[i])]
+        if not kept:
+            return None
+        return array("d", (s.ts[i] for i in kept)), array("d", (s.vs[i] for i in kept))
     ts, vs = s.ts[lo:hi], s.vs[lo:hi]
     # A NaN somewhere (maybe a staleness marker) is possible only up to ``irregular``.
     if s.irregular >= lo and isnan(sum(vs)):
@@ -103,8 +111,9 @@ def window_of(s: Series, lo: int, hi: int) -> tuple[array[float], array[float]] 
 
 def windows(ctx: Ctx, msel: MatrixSelector) -> Iterator[tuple[Series, array[float], array[float]]]:
     """Each matching series with its samples in range (markers skipped); empty ones omitted."""
+    plan = ctx.options.plan
     for s, lo, hi in spans(ctx, msel):
-        found = window_of(s, lo, hi)
+        found = window_of(s, lo, hi, plan)
         if found is not None:
             yield s, *found
 

@@ -29,13 +29,26 @@ class EvalOptions:
 
     ``left_open`` selects Prometheus 3 behaviour: ranges and the instant-selector lookback become
     ``(t - r, t]`` instead of 2.42's closed ``[t - r, t]`` (reference/promql.md §2).
+
+    ``plan`` is the one switch of the evaluator's speed machinery: off, every query and rule
+    takes only the plain path, which reads and computes everything each time. On (the
+    default), these run: the cheaper side of an ``and`` first and a right operand skipped when
+    it cannot fail or a failure probe finds it cannot (promql.cost, promql.safe); expressions
+    and whole groups skipped while their metrics do not exist (promql.absent); the store's
+    selection cache (promql.index); windows without NaN taken whole, markers found by their
+    bytes (promql.select); ``rate``/``increase`` read in place; in the rule manager, the
+    per-group plan, the skip of empty idle alerting rules and the alert hold
+    (rules.alert_hold). Results are the same either way: the parity, fuzz and rule tests run
+    with both settings (bench/RESULTS.md has what each piece saves).
     """
 
     lookback_s: float = 300.0
     left_open: bool = False
+    plan: bool = True
 
 
 DEFAULT_OPTIONS = EvalOptions()
+PLAIN_OPTIONS = EvalOptions(plan=False)
 
 
 class Sample(NamedTuple):

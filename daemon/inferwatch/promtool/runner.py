@@ -118,14 +118,19 @@ def run_file(path: str | Path, options: EvalOptions = DEFAULT_OPTIONS) -> FileRe
     return FileResult(path, tuple(errors), tuple(warnings))
 
 
-def main(paths: list[str], out: TextIO | None = None, err: TextIO | None = None) -> int:
+def main(
+    paths: list[str],
+    out: TextIO | None = None,
+    err: TextIO | None = None,
+    options: EvalOptions = DEFAULT_OPTIONS,
+) -> int:
     """Run every file, print as promtool does (default: stdout/stderr); exit status 0 or 1."""
     out = out or sys.stdout
     err = err or sys.stderr
     failed = False
     for name in paths:
         print("Unit Testing: ", name, file=out)
-        result = run_file(name)
+        result = run_file(name, options)
         for warning in result.warnings:
             print(f"  WARNING: {warning}", file=err)
         if result.ok:

@@ -34,9 +34,6 @@ from inferwatch.rules.rule_status import GroupOutcome, RuleError, RuleStatus
 from inferwatch.rules.ruleset import AlertingRule, Rule, RuleGroup, RuleSet
 from inferwatch.store.tsdb import SeriesStore
 
-MISSING_TOUCH: frozenset[int] = frozenset({-1})
-"""Cache sentinel (a real answer is None or a set of non-negative indices)."""
-
 
 def _sees(rule: Rule, metric: str, labels: Labels) -> bool:
     """Whether a selector of ``rule`` (its expression or a template's query literal) matches
@@ -94,17 +91,13 @@ class RuleManager:
         self.series = series
         self.resolved_retention_s = resolved_retention_s
         self.restore_policy = restore_policy
-        self._queries = ev.QueryCache()
         self._rule_set = RuleSet()
         self._states: dict[StateKey, _RuleState] = {}
         self._group_last: dict[tuple[str, str], float] = {}
-        self._reading: dict[str, frozenset[RuleGroup]] = {}
-        self._touched: dict[tuple[RuleGroup, str, Labels], frozenset[int] | None] = {}
         self._plans: dict[RuleGroup, list[tuple[int, Rule, _RuleState]]] = {}
         self._absent_names: dict[RuleGroup, frozenset[str] | None] = {}
-        self._expansions = ev.Expansions()
         self._pure_rules: dict[RuleKey, bool] = {}
-        self._selections = cache_for(store)
+        self._selections = cache_for(store, options)
         self._restore: dict[RuleKey, list[Alert]] = {}
         self._saved_at = 0.0
         self.swap(rule_set, 0.0)
@@ -135,18 +128,17 @@ class RuleManager:
         groups = {(g.file, g.name) for g in rule_set.groups}
         self._group_last = {k: v for k, v in self._group_last.items() if k in groups}
         self._rule_set = rule_set
-        self._reading = {}
-        self._touched = {}
         self._plans = {group: self._plan(group) for group in rule_set.groups}
         self._absent_names = {group: _absent_names(group) for group in rule_set.groups}
         self._empty_at: dict[RuleGroup, int] = {}
-        self._expansions = ev.Expansions()
         return gone
 
     def _nothing_to_read(self, group: RuleGroup, plan: list[tuple[int, Rule, _RuleState]]) -> bool:
         """Whether evaluating the group now is sure to change nothing: every rule is empty
         while its metrics do not exist (promql_absent), none of them exists, and no rule holds
         an alert or a written series."""
+        if not self.options.plan:
+            return False
         names = self._absent_names.get(group)
         if names is None or self._restore:
             return False
@@ -172,11 +164,7 @@ class RuleManager:
     def rules_reading(self, metric: str) -> set[RuleGroup]:
         """Groups to evaluate when ``metric`` changes: those reading it, and those reading what
         those record (transitively)."""
-        found = self._reading.get(metric)
-        if found is None:
-            found = frozenset(self._rule_set.groups_reading(metric))
-            self._reading[metric] = found
-        return set(found)
+        return set(self._rule_set.groups_reading(metric))
 
     # -- evaluation ---------------------------------------------------------------------------
     def evaluate_all(self, t: float) -> list[AlertTransition]:
@@ -201,19 +189,9 @@ class RuleManager:
         """Indices of the group's rules that can see a change of series (``metric``,
         ``labels``): a selector of theirs matches it. None = evaluate the whole group (it
         records something, or a selector has no metric name)."""
-        key = (group, metric, labels)
-        found = self._touched.get(key, MISSING_TOUCH)
-        if found is not MISSING_TOUCH:
-            return found
-        result: frozenset[int] | None = frozenset(
-            i for i, rule in enumerate(group.rules) if _sees(rule, metric, labels)
-        )
         if any(not isinstance(r, AlertingRule) for r in group.rules):
-            result = None
-        if len(self._touched) > 10_000:
-            self._touched.clear()
-        self._touched[key] = result
-        return result
+            return None
+        return frozenset(i for i, rule in enumerate(group.rules) if _sees(rule, metric, labels))
 
     def evaluate_rules(
         self, group: RuleGroup, t: float, only: frozenset[int]
@@ -225,14 +203,14 @@ class RuleManager:
     def evaluate_group_outcome(
         self, group: RuleGroup, t: float, only: frozenset[int] | None = None
     ) -> GroupOutcome:
-        plan = self._plans.get(group) or self._plan(group)
+        plan = (self._plans.get(group) if self.options.plan else None) or self._plan(group)
         if only is None and self._nothing_to_read(group, plan):
             for _, _, state in plan:  # every rule ran, and found nothing
                 state.health, state.last_error, state.last_eval = "ok", "", t
             self._group_last[(group.file, group.name)] = t
             return GroupOutcome((), ())
         ts = t - group.query_offset_s
-        query = ev.template_query(self.store, ts, self.options, self._queries)
+        query = ev.template_query(self.store, ts, self.options)
         transitions: list[AlertTransition] = []
         errors: list[RuleError] = []
         ctx = Ctx(self.store, float(ts), self.options, self._selections)
@@ -241,11 +219,13 @@ class RuleManager:
                 continue
             failure = ""
             try:
-                vec = ev.as_vector(rule.query.run(ctx))  # promql.evaluate, one Ctx per group
+                # promql.evaluate, one Ctx per group
+                vec = ev.as_vector(rule.query.runner(self.options)(ctx))
                 if isinstance(rule, AlertingRule):
                     assert state.alerts is not None
                     if (
-                        vec
+                        not self.options.plan
+                        or vec
                         or state.outputs.previous
                         or self._restore
                         or not state.alerts.settled(t, self.resolved_retention_s)
@@ -253,7 +233,6 @@ class RuleManager:
                         transitions.extend(self._alerting(group, rule, state, vec, query, t))
                 else:
                     state.outputs.write(self.store, ev.recorded(rule, vec, group.limit), t)
-                    ctx.memo.clear()  # later rules may read what this one recorded
             except LimitExceeded as exc:
                 transitions.extend(exc.transitions)
                 failure = str(exc)
@@ -281,7 +260,7 @@ class RuleManager:
     ) -> list[AlertTransition]:
         assert state.alerts is not None
         idle = not vec and not len(state.alerts) and not state.outputs.previous
-        if idle and rule.key not in self._restore:
+        if idle and rule.key not in self._restore and self.options.plan:
             return []  # nothing found, held or written: the full path would change nothing
         held, result = state.held, None
         if held is not None and rule.key not in self._restore:
@@ -291,8 +270,7 @@ class RuleManager:
             ):
                 state.outputs.write(self.store, held.rows, t)
                 return []  # the same alerts, all firing: only their evaluation time moved
-        found = ev.candidates(rule, vec, self.external_labels, self.external_url, query,
-                              self._expansions)  # fmt: skip
+        found = ev.candidates(rule, vec, self.external_labels, self.external_url, query)
         for alert in self._restore.pop(rule.key, ()):
             back = saved.restored(alert, t, rule.for_s, self._saved_at, self.restore_policy)
             if back is not None:
@@ -302,7 +280,7 @@ class RuleManager:
                                  self.resolved_retention_s)  # fmt: skip
         rows = ev.alert_rows(rule, state.alerts.active(), self.series)
         state.outputs.write(self.store, rows, t)
-        if self._pure(rule):
+        if self.options.plan and self._pure(rule):
             labels = frozenset(c.labels for c in found)
             state.held = Held(result or signature(vec), labels, tuple(rows))
         return out
