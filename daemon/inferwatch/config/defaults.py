@@ -22,3 +22,4 @@ DECODE_ANCHOR: Final = 90.0  # t/s: single-stream decode below which to suspect 
 ANCHOR_MIN_MAL: Final = 2.4  # the anchor applies at or above this mean acceptance length
 DECODE_COLLAPSE_RATIO: Final = 0.25  # of the engine's usual busy decode (24-h upper quartile)
 STEP_RATE_REGRESSION_RATIO: Final = 0.85  # of the usual single-stream step rate
+STATS_STALE_AFTER_S: Final = 30.0  # no stats line this long while requests ran (3 intervals)

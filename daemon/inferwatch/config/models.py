@@ -26,6 +26,7 @@ from inferwatch.config.defaults import (
     DECODE_ANCHOR,
     DECODE_COLLAPSE_RATIO,
     SHIPPED_RULES,
+    STATS_STALE_AFTER_S,
     STEP_RATE_REGRESSION_RATIO,
 )
 from inferwatch.config.types import Duration, ListenAddress
@@ -72,6 +73,7 @@ class EngineConfig(_Strict):
     decode_collapse: float | None = Field(default=None, gt=0)
     decode_collapse_ratio: float = Field(default=DECODE_COLLAPSE_RATIO, gt=0, lt=1)
     step_rate_regression_ratio: float = Field(default=STEP_RATE_REGRESSION_RATIO, gt=0, lt=1)
+    stats_stale_after: Duration = Field(default=STATS_STALE_AFTER_S, gt=0)
     alert_max_age: Duration = 600.0  # a first start's older log lines are counted, never paged
 
     @field_validator("name")

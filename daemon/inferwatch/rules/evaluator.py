@@ -91,6 +91,8 @@ class RuleManager:
         self.series = series
         self.resolved_retention_s = resolved_retention_s
         self.restore_policy = restore_policy
+        self._queries = ev.QueryCache()
+        self._expansions = ev.Expansions()
         self._rule_set = RuleSet()
         self._states: dict[StateKey, _RuleState] = {}
         self._group_last: dict[tuple[str, str], float] = {}
@@ -131,6 +133,7 @@ class RuleManager:
         self._plans = {group: self._plan(group) for group in rule_set.groups}
         self._absent_names = {group: _absent_names(group) for group in rule_set.groups}
         self._empty_at: dict[RuleGroup, int] = {}
+        self._expansions = ev.Expansions()
         return gone
 
     def _nothing_to_read(self, group: RuleGroup, plan: list[tuple[int, Rule, _RuleState]]) -> bool:
@@ -210,7 +213,8 @@ class RuleManager:
             self._group_last[(group.file, group.name)] = t
             return GroupOutcome((), ())
         ts = t - group.query_offset_s
-        query = ev.template_query(self.store, ts, self.options)
+        queries = self._queries if self.options.plan else ev.QueryCache(0)
+        query = ev.template_query(self.store, ts, self.options, queries)
         transitions: list[AlertTransition] = []
         errors: list[RuleError] = []
         ctx = Ctx(self.store, float(ts), self.options, self._selections)
@@ -270,7 +274,8 @@ class RuleManager:
             ):
                 state.outputs.write(self.store, held.rows, t)
                 return []  # the same alerts, all firing: only their evaluation time moved
-        found = ev.candidates(rule, vec, self.external_labels, self.external_url, query)
+        expansions = self._expansions if self.options.plan else None
+        found = ev.candidates(rule, vec, self.external_labels, self.external_url, query, expansions)
         for alert in self._restore.pop(rule.key, ()):
             back = saved.restored(alert, t, rule.for_s, self._saved_at, self.restore_policy)
             if back is not None:

@@ -11,6 +11,7 @@ rule's evaluation time. A duplicate label set fails the rule, as in Prometheus.
 from __future__ import annotations
 
 import math
+import struct
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 
@@ -20,6 +21,7 @@ from inferwatch.gotemplate.builtins import FuncError
 from inferwatch.gotemplate.templates import (
     QueryResult,
     QuerySample,
+    Template,
     TemplateData,
     expand_for_rule,
 )
@@ -28,6 +30,7 @@ from inferwatch.promql.engine import (
     EvalError,
     EvalOptions,
     PromQLError,
+    Query,
     Sample,
     Scalar,
     String,
@@ -84,19 +87,71 @@ def recorded(rule: RecordingRule, vec: Vector, limit: int) -> list[Row]:
     return rows
 
 
+class QueryCache:
+    """Template ``query`` strings compiled once each (bounded)."""
+
+    def __init__(self, size: int = 512) -> None:
+        self._size = size
+        self._cache: dict[str, Query | PromQLError] = {}
+
+    def get(self, text: str) -> Query:
+        found = self._cache.get(text)
+        if found is None:
+            try:
+                found = load(text)
+            except PromQLError as exc:
+                found = exc
+            if len(self._cache) >= self._size:
+                self._cache.clear()
+            self._cache[text] = found
+        if isinstance(found, PromQLError):
+            raise FuncError(str(found))
+        return found
+
+
 def template_query(
-    store: SeriesStore, ts: float, options: EvalOptions
+    store: SeriesStore, ts: float, options: EvalOptions, cache: QueryCache
 ) -> Callable[[str], QueryResult]:
     """The ``query`` template function for one evaluation."""
 
     def run(text: str) -> QueryResult:
         try:
-            vec = as_vector(evaluate(load(text), store, ts, options))
+            vec = as_vector(evaluate(cache.get(text), store, ts, options))
         except PromQLError as exc:
             raise FuncError(str(exc)) from None
         return QueryResult(QuerySample(dict(s.metric()), s.value) for s in vec)
 
     return run
+
+
+class Expansions:
+    """Expanded rule templates by what they can depend on: a template that never calls
+    ``query`` is a pure function of its text and its dot (the sample's labels and exact value,
+    the external labels and URL). An alert held for minutes expands the same annotations at
+    every evaluation; this keeps them."""
+
+    def __init__(self, size: int = 4096) -> None:
+        self._size = size
+        self._done: dict[tuple[object, ...], str] = {}
+
+    def expand(
+        self,
+        template: Template,
+        data: TemplateData,
+        context: tuple[object, ...],
+        query: Callable[[str], QueryResult],
+    ) -> str:
+        """``context``: what else the dot holds (labels with name, value bits, externals)."""
+        if self._size <= 0 or "query" in template.source:
+            return expand_for_rule(template, data, query)
+        key = (template.name, template.source, *context)
+        text = self._done.get(key)
+        if text is None:
+            text = expand_for_rule(template, data, query)
+            if len(self._done) >= self._size:
+                self._done.clear()
+            self._done[key] = text
+        return text
 
 
 def candidates(
@@ -105,14 +160,19 @@ def candidates(
     external_labels: Mapping[str, str],
     external_url: str,
     query: Callable[[str], QueryResult],
+    expansions: Expansions | None = None,
 ) -> list[Candidate]:
     out: list[Candidate] = []
     seen: set[Labels] = set()
+    memo = expansions or Expansions(0)
+    outside = (tuple(external_labels.items()), external_url)
     for s in vec:
-        data = TemplateData(dict(s.metric()), external_labels, external_url, s.value)
+        metric = s.metric()
+        data = TemplateData(dict(metric), external_labels, external_url, s.value)
+        context = (metric, struct.pack("<d", s.value), *outside)
         labels = dict(s.labels)
         for name, template in rule.labels:
-            text = expand_for_rule(template, data, query)
+            text = memo.expand(template, data, context, query)
             if text:
                 labels[name] = text
             else:
@@ -124,7 +184,7 @@ def candidates(
                 "vector contains metrics with the same labelset after applying alert labels"
             )
         seen.add(final)
-        notes = tuple((name, expand_for_rule(t, data, query)) for name, t in rule.annotations)
+        notes = tuple((name, memo.expand(t, data, context, query)) for name, t in rule.annotations)
         out.append(Candidate(final, notes, s.value))
     return out
 

@@ -11,6 +11,7 @@ from inferwatch.config.defaults import (
     ANCHOR_MIN_MAL,
     DECODE_ANCHOR,
     DECODE_COLLAPSE_RATIO,
+    STATS_STALE_AFTER_S,
     STEP_RATE_REGRESSION_RATIO,
 )
 from inferwatch.model import Kind
@@ -24,6 +25,7 @@ MIN_MAL: Final = "inferwatch_engine_anchor_min_mal"
 COLLAPSE: Final = "inferwatch_engine_decode_collapse_tokens_per_second"
 COLLAPSE_RATIO: Final = "inferwatch_engine_decode_collapse_ratio"
 STEP_RATIO: Final = "inferwatch_engine_step_rate_regression_ratio"
+STALE_AFTER: Final = "inferwatch_engine_stats_stale_after_seconds"
 
 HELP: Final = {
     ANCHOR: "Single-stream decode speed below which to suspect the stack "
@@ -37,6 +39,8 @@ HELP: Final = {
     "(engines[].decode_collapse_ratio).",
     STEP_RATIO: "Fraction of the usual single-stream step rate below which the stack regressed "
     "(engines[].step_rate_regression_ratio).",
+    STALE_AFTER: "Seconds without a stats line, after one that showed requests running, before "
+    "the engine's stats count as stale (engines[].stats_stale_after).",
 }
 
 
@@ -47,6 +51,7 @@ class EngineThresholds:
     decode_collapse: float | None = None
     decode_collapse_ratio: float = DECODE_COLLAPSE_RATIO
     step_rate_regression_ratio: float = STEP_RATE_REGRESSION_RATIO
+    stats_stale_after: float = STATS_STALE_AFTER_S
 
     @classmethod
     def of(cls, cfg: EngineConfig) -> EngineThresholds:
@@ -56,6 +61,7 @@ class EngineThresholds:
             cfg.decode_collapse,
             cfg.decode_collapse_ratio,
             cfg.step_rate_regression_ratio,
+            cfg.stats_stale_after,
         )
 
     def samples(self) -> list[tuple[str, float]]:
@@ -65,6 +71,7 @@ class EngineThresholds:
             (MIN_MAL, self.anchor_min_mal),
             (COLLAPSE_RATIO, self.decode_collapse_ratio),
             (STEP_RATIO, self.step_rate_regression_ratio),
+            (STALE_AFTER, self.stats_stale_after),
         ]
         if self.decode_collapse is not None:
             out.append((COLLAPSE, self.decode_collapse))
