@@ -9,7 +9,7 @@ keeps them in their own modules without importing the evaluator.
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Protocol
 
 from inferwatch.promql.types import EvalOptions, Vector
@@ -34,6 +34,10 @@ class Ctx:
     t: float
     options: EvalOptions
     cache: Selection
+    # Results of function calls by their text, shared by the rules of one group evaluation (a
+    # shipped rule computes the same increase() on both sides of an `or`); cleared whenever a
+    # recording rule writes, since a later call could read what it wrote. Used with plan only.
+    memo: dict[str, Vector] = field(default_factory=dict)
 
 
 ScalarFn = Callable[[Ctx], float]

@@ -86,7 +86,8 @@ class ClosureCompiler:
         if isinstance(node, Call):
             spec = FUNCTIONS[node.func]
             if spec.vector is not None:
-                return spec.vector(node, self)
+                built = spec.vector(node, self)
+                return _memoized(repr(node), built) if self.options.plan else built
         elif isinstance(node, Aggregate):
             return build_aggregate(node, self)
         elif isinstance(node, Binary) and value_type(node) is ValueType.VECTOR:
@@ -147,3 +148,15 @@ def compile_expr(node: Expr, options: EvalOptions = DEFAULT_OPTIONS) -> Runner:
     raise PromQLError(
         "a range vector is not a valid result; rules need an instant vector or scalar"
     )
+
+
+def _memoized(key: str, inner: VectorFn) -> VectorFn:
+    """The call's result is computed once per :class:`Ctx` (vectors are never mutated)."""
+
+    def run(ctx: Ctx) -> Vector:
+        found = ctx.memo.get(key)
+        if found is None:
+            found = ctx.memo[key] = inner(ctx)
+        return found
+
+    return run

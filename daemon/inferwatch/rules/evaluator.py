@@ -69,6 +69,12 @@ StateKey = tuple[RuleKey, bool, int]
 """A rule's state: its key, whether it alerts, and which of identical rules in a group it is."""
 
 
+def _touching(group: RuleGroup, metric: str, labels: Labels) -> frozenset[int] | None:
+    if any(not isinstance(r, AlertingRule) for r in group.rules):
+        return None
+    return frozenset(i for i, rule in enumerate(group.rules) if _sees(rule, metric, labels))
+
+
 class RuleManager:
     def __init__(
         self,
@@ -96,6 +102,8 @@ class RuleManager:
         self._rule_set = RuleSet()
         self._states: dict[StateKey, _RuleState] = {}
         self._group_last: dict[tuple[str, str], float] = {}
+        self._reading: dict[str, frozenset[RuleGroup]] = {}
+        self._touched: dict[tuple[RuleGroup, str, Labels], frozenset[int] | None] = {}
         self._plans: dict[RuleGroup, list[tuple[int, Rule, _RuleState]]] = {}
         self._absent_names: dict[RuleGroup, frozenset[str] | None] = {}
         self._pure_rules: dict[RuleKey, bool] = {}
@@ -130,6 +138,8 @@ class RuleManager:
         groups = {(g.file, g.name) for g in rule_set.groups}
         self._group_last = {k: v for k, v in self._group_last.items() if k in groups}
         self._rule_set = rule_set
+        self._reading = {}
+        self._touched = {}
         self._plans = {group: self._plan(group) for group in rule_set.groups}
         self._absent_names = {group: _absent_names(group) for group in rule_set.groups}
         self._empty_at: dict[RuleGroup, int] = {}
@@ -167,7 +177,12 @@ class RuleManager:
     def rules_reading(self, metric: str) -> set[RuleGroup]:
         """Groups to evaluate when ``metric`` changes: those reading it, and those reading what
         those record (transitively)."""
-        return set(self._rule_set.groups_reading(metric))
+        if not self.options.plan:
+            return set(self._rule_set.groups_reading(metric))
+        found = self._reading.get(metric)
+        if found is None:
+            found = self._reading[metric] = frozenset(self._rule_set.groups_reading(metric))
+        return set(found)
 
     # -- evaluation ---------------------------------------------------------------------------
     def evaluate_all(self, t: float) -> list[AlertTransition]:
@@ -192,9 +207,15 @@ class RuleManager:
         """Indices of the group's rules that can see a change of series (``metric``,
         ``labels``): a selector of theirs matches it. None = evaluate the whole group (it
         records something, or a selector has no metric name)."""
-        if any(not isinstance(r, AlertingRule) for r in group.rules):
-            return None
-        return frozenset(i for i, rule in enumerate(group.rules) if _sees(rule, metric, labels))
+        if not self.options.plan:
+            return _touching(group, metric, labels)
+        key = (group, metric, labels)
+        if key in self._touched:
+            return self._touched[key]
+        if len(self._touched) > 10_000:
+            self._touched.clear()
+        found = self._touched[key] = _touching(group, metric, labels)
+        return found
 
     def evaluate_rules(
         self, group: RuleGroup, t: float, only: frozenset[int]
@@ -237,6 +258,7 @@ class RuleManager:
                         transitions.extend(self._alerting(group, rule, state, vec, query, t))
                 else:
                     state.outputs.write(self.store, ev.recorded(rule, vec, group.limit), t)
+                    ctx.memo.clear()  # later rules may read what this one recorded
             except LimitExceeded as exc:
                 transitions.extend(exc.transitions)
                 failure = str(exc)
