@@ -334,6 +334,7 @@ class Daemon:
         for tick in self.built.ticks:
             await tick()
         self.rules.tick()
+        self.supervisor.refresh()
         self.telemetry.store_size()
 
     def _on_transitions(self, transitions: list[AlertTransition]) -> None:

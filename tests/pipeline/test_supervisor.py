@@ -125,3 +125,51 @@ def test_a_polls_notices_are_emitted_before_its_record_and_after_a_failure() -> 
     batch = SampleBatch("p", 2.0, ())
     asyncio.run(sup.poll(Announcer(batch, [up]), emit))
     assert got == [down, up, batch]
+
+
+class Reader:
+    """A long-running source that reads two records and then waits for more."""
+
+    name = "reader"
+
+    def __init__(self) -> None:
+        self.go = asyncio.Event()
+        self.done = asyncio.Event()
+
+    async def run(self, emit: Emit) -> None:
+        await self.go.wait()
+        for n in range(2):
+            await emit(SampleBatch("reader", float(n), ()))
+        self.done.set()
+        await asyncio.Event().wait()
+
+
+def test_a_source_that_reads_is_up_and_its_series_stays_fresh() -> None:
+    """The issue: sources reading hundreds of records showed "starting" for 11 minutes, with no
+    inferwatch_source_up series at all."""
+    clock = FakeClock(100.0)
+    store = SeriesStore(clock)
+    sup = Supervisor(Telemetry(store), clock)
+    got: list[Record] = []
+    up = make_labels({"source": "reader"})
+
+    async def emit(r: Record) -> None:
+        got.append(r)
+
+    async def scenario() -> None:
+        src = Reader()
+        sup.start(src, emit)
+        await asyncio.sleep(0)
+        assert sup.health["reader"].state == "starting"
+        series = store.get(SOURCE_UP, up)
+        assert series is not None and series.vs[-1] == 1.0  # nothing failed: counted as up
+        src.go.set()
+        await asyncio.wait_for(src.done.wait(), 5)
+        assert sup.health["reader"].state == "up"
+        clock.advance(3600)
+        sup.refresh()  # the daemon's tick, an hour later
+        assert store.get(SOURCE_UP, up).at_or_before(clock.time()) == (clock.time(), 1.0)  # type: ignore[union-attr]
+        await sup.stop()
+
+    asyncio.run(scenario())
+    assert len(got) == 2

@@ -13,6 +13,7 @@ from collections.abc import Awaitable, Callable
 from inferwatch.clock import Clock
 from inferwatch.errors import NoData
 from inferwatch.logsetup import get_logger
+from inferwatch.model import Record
 from inferwatch.pipeline.telemetry import Telemetry
 from inferwatch.redact import redact
 from inferwatch.sources.base import Announcing, Emit, Health, PolledSource, Source
@@ -42,10 +43,27 @@ class Supervisor:
         self._tasks: dict[str, asyncio.Task[None]] = {}
 
     def start(self, source: Source, emit: Emit) -> None:
-        self.health[source.name] = Health(since=self.clock.time())
-        self._tasks[source.name] = asyncio.create_task(
-            self._keep_running(source, emit), name=f"source:{source.name}"
+        name = source.name
+        health = self.health[name] = Health(since=self.clock.time())
+        self.telemetry.source_up(name, True)  # starting: nothing has failed
+
+        async def emit_marking(record: Record) -> None:
+            if health.state != "up":  # it reads: up, whatever it said before
+                self.mark(name, "up")
+            await emit(record)
+
+        self._tasks[name] = asyncio.create_task(
+            self._keep_running(source, emit_marking), name=f"source:{name}"
         )
+
+    def refresh(self) -> None:
+        """Write every source's health again (the daemon's tick): a source that has been up
+        for an hour keeps its ``inferwatch_source_up`` series fresh, as a scrape would."""
+        for name, health in self.health.items():
+            if health.state != "stopped":
+                self.telemetry.source_up(
+                    name, health.state in ("up", "starting"), no_data=health.state == "no_data"
+                )
 
     async def stop(self, timeout: float = 2.0) -> None:
         tasks = list(self._tasks.values())
