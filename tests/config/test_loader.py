@@ -190,3 +190,11 @@ def test_check_builds_every_receiver_integration_and_locates_its_problem() -> No
         line.startswith("c.yaml:7:9: receivers[0].wecom_configs[1]:") and "key" in line
         for line in lines
     )
+
+
+def test_a_bare_off_is_the_word_not_false() -> None:
+    """YAML 1.1 reads `off` as false; the README writes `gpus: {backend: off}`."""
+    cfg = parse_config("gpus: {backend: off}\nkernel: {source: off}\n", "c.yaml")
+    assert (cfg.gpus.backend, cfg.kernel.source) == ("off", "off")
+    with pytest.raises(ConfigError):
+        parse_config("gpus: {backend: true}\n", "c.yaml")

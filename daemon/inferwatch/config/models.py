@@ -47,11 +47,21 @@ class PathsConfig(_Strict):
     kmsg: Path = Path("/dev/kmsg")
 
 
+def _off(value: object) -> object:
+    """YAML 1.1 reads a bare ``off`` as the boolean false: take it as the word it was."""
+    return "off" if value is False else value
+
+
 class KernelConfig(_Strict):
     source: Literal["auto", "kmsg", "journald", "file", "off"] = "auto"
     path: Path | None = None
     alert_max_age: Duration = 600.0
     correlation_window: Duration = CORRELATION_WINDOW_S
+
+    @field_validator("source", mode="before")
+    @classmethod
+    def _source_off(cls, v: object) -> object:
+        return _off(v)
 
     @model_validator(mode="after")
     def _file_needs_path(self) -> KernelConfig:
@@ -94,6 +104,11 @@ class GpuConfig(_Strict):
     profile: Path | None = None
     expected: int | None = Field(default=None, ge=0)
     interval: Duration = 5.0
+
+    @field_validator("backend", mode="before")
+    @classmethod
+    def _backend_off(cls, v: object) -> object:
+        return _off(v)
 
     @model_validator(mode="after")
     def _fake_needs_profile(self) -> GpuConfig:
