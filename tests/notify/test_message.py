@@ -154,3 +154,18 @@ def test_links_to_runbook_status_page_and_dashboard_close_the_message() -> None:
     small = render(payload, limit=300)  # links fit inside the limit, alerts come first
     assert len(small.body.encode()) <= 300 and "engine died" in small.body
     assert render({"alerts": [alert]}).body.splitlines()[-1].startswith("Runbook:")
+
+
+def test_a_grouped_message_leads_with_what_is_new() -> None:
+    """A re-sent group used to open with a 2-minute-old alert and show the new one third."""
+    old = {**FIRING, "startsAt": "2026-01-01T02:00:07Z"}
+    older = {**FIRING, "labels": {**FIRING["labels"], "alertname": "GpuHardwareXid"},
+             "startsAt": "2026-01-01T01:58:00Z"}  # fmt: skip
+    new = {**FIRING, "labels": {**FIRING["labels"], "alertname": "EngineStalled",
+                                "severity": "warning"},
+           "annotations": {"summary": "the new one"}, "startsAt": "2026-01-01T02:02:07Z"}  # fmt: skip
+    payload = {"status": "firing", "alerts": [older, RESOLVED, old, new]}
+    assert title_of(payload).startswith("[CRITICAL] EngineStalled")  # newest; tag = worst
+    body = render(payload).body
+    assert body.index("the new one") < body.index("Engine main crashed")
+    assert body.index("Engine main crashed") < body.index("decode slow")  # resolved last

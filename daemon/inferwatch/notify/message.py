@@ -198,12 +198,28 @@ class _Renderer:
         return f"{self.t['since']} {start.astimezone(self.tz):%Y-%m-%d %H:%M:%S %Z}"
 
 
+def _started(alert: Mapping[str, Any]) -> float:
+    try:
+        return datetime.fromisoformat(str(alert.get("startsAt", ""))).timestamp()
+    except ValueError:
+        return 0.0
+
+
+def ordered(alerts: Sequence[Mapping[str, Any]]) -> list[Mapping[str, Any]]:
+    """What a phone shows first: firing before resolved, the newest first (a re-sent group
+    leads with the alert that made it re-send), the more severe first at the same start."""
+    return sorted(
+        alerts,
+        key=lambda a: (a.get("status") != "firing", -_started(a), -RANK[severity_of(a)]),
+    )
+
+
 def title_of(payload: Mapping[str, Any], language: Language = "en") -> str:
-    """``[CRITICAL] EngineDown @ gpu-a (+2)``: the line a phone shows in its banner."""
+    """``[CRITICAL] EngineDown @ gpu-a (+2)``: the line a phone shows in its banner, naming the
+    newest firing alert; the tag is the highest severity among the firing ones."""
     alerts: Sequence[Mapping[str, Any]] = payload.get("alerts", [])
     sev = top_severity(payload)
-    firing = [a for a in alerts if a.get("status") == "firing"]
-    lead = (firing or list(alerts) or [{}])[0]
+    lead = (ordered(alerts) or [{}])[0]
     name = str(lead.get("labels", {}).get("alertname", "alert"))
     host = host_of(lead, payload)
     extra = f" (+{len(alerts) - 1})" if len(alerts) > 1 else ""
@@ -219,13 +235,10 @@ def render(
     unit: Unit = "bytes",
     tz: tzinfo = UTC,
 ) -> Message:
-    """Firing alerts first (most severe first), then resolved; blocks that do not fit become a
+    """Firing alerts first (newest first), then resolved; blocks that do not fit become a
     "+N more" line, and a single oversized block is cut with a visible marker."""
     r = _Renderer(language, style, tz)
-    alerts = sorted(
-        payload.get("alerts", []),
-        key=lambda a: (a.get("status") != "firing", -RANK[severity_of(a)]),
-    )
+    alerts = ordered(payload.get("alerts", []))
     more = int(payload.get("truncatedAlerts", 0) or 0)
     blocks = [r.block(a, payload) for a in alerts]
     note = r.delivery_note(payload)
