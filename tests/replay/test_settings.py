@@ -7,8 +7,11 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 from inferwatch.config.models import Config
 from inferwatch.configfile import parse_config
+from inferwatch.replay.runner import engine_for
 from inferwatch.replay.settings import ReplaySettings
 
 
@@ -50,3 +53,15 @@ def test_a_replay_without_a_config_never_loads_the_config_models() -> None:
     lines = done.stdout.strip().splitlines()
     assert any(line.startswith("replayed ") for line in lines)  # the replay ran
     assert lines[-1] == "False"
+
+
+def test_a_relative_path_or_a_glob_finds_its_configured_engine(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    logs = tmp_path / "vllm"
+    logs.mkdir()
+    names = {str(logs / "reg.log"): "flashnext", str(tmp_path / "sg" / "*.log"): "sglang"}
+    monkeypatch.chdir(logs)
+    assert engine_for("reg.log", names) == "flashnext"  # given relative, configured absolute
+    assert engine_for(str(tmp_path / "sg" / "a.log"), names) == "sglang"  # a configured glob
+    assert engine_for("other.log", names) is None

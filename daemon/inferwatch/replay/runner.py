@@ -8,6 +8,7 @@ printed. Replay never reads the host.
 
 from __future__ import annotations
 
+import fnmatch
 import itertools
 from collections import Counter
 from collections.abc import Callable, Iterator, Mapping
@@ -126,7 +127,7 @@ class Replay:
     def _engine(self, source: str) -> EngineLogPipeline:
         pipeline = self.engines.get(source)
         if pipeline is None:
-            engine = self.engine_names.get(source) or Path(source).stem
+            engine = engine_for(source, self.engine_names) or Path(source).stem
             pipeline = EngineLogPipeline(engine, busy=self.busy)
             self.engines[source] = pipeline
         return pipeline
@@ -329,3 +330,17 @@ def _with_alerted_regressions(verdict: str, alerts: Mapping[str, int]) -> str:
     if verdict.startswith(_QUIET):
         return f"{said}: the rules found a slowdown the busy-period comparison does not show"
     return f"{said}\n{verdict}"
+
+
+def engine_for(source: str, names: Mapping[str, str]) -> str | None:
+    """The configured engine whose ``log`` names ``source``: the same text, the same file by
+    its resolved path (``reg.log`` given while the config says ``/var/log/vllm/reg.log``), or a
+    configured glob that matches the resolved path."""
+    if source in names:
+        return names[source]
+    path = Path(source).resolve()
+    for pattern, engine in names.items():
+        configured = Path(pattern).expanduser()
+        if configured.resolve() == path or fnmatch.fnmatchcase(str(path), str(configured)):
+            return engine
+    return None
