@@ -4,12 +4,15 @@ status page.
 aiohttp on the daemon's own event loop, bound to loopback by default. Everything served passes
 the redactor; the only writes are silences, and those go through :class:`SilenceAPI`, which
 validates and persists them (the routes exist only when the daemon passes one).
+
+Every write (any method but GET, HEAD and OPTIONS) must say ``Content-Type: application/json``,
+as Alertmanager requires: a web page can make a browser send a ``text/plain`` or form POST to
+loopback without asking, never a JSON one. Request bodies are capped at :data:`MAX_BODY` bytes.
 """
 
 from __future__ import annotations
 
 import html
-import json
 import time
 from collections.abc import Awaitable, Callable
 from typing import Any
@@ -18,14 +21,30 @@ from aiohttp import web
 from prometheus_client import CONTENT_TYPE_LATEST, CollectorRegistry, generate_latest
 from prometheus_client.process_collector import ProcessCollector
 
+from inferwatch.export import jsonio
 from inferwatch.export.collector import StoreCollector
 from inferwatch.notify.silence import SilenceError
 from inferwatch.notify.silence_api import SilenceAPI, SilenceNotFoundError, SilencePersistError
 from inferwatch.redact import redact_obj
 from inferwatch.store.events import EventLog
 
+MAX_BODY = 64 * 1024
+SAFE_METHODS = frozenset({"GET", "HEAD", "OPTIONS"})
 StatusFn = Callable[[], dict[str, Any]]
 EventQuery = Callable[..., Awaitable[list[dict[str, Any]]]]
+
+
+@web.middleware
+async def require_json_writes(
+    request: web.Request, handler: Callable[[web.Request], Awaitable[web.StreamResponse]]
+) -> web.StreamResponse:
+    """415 for a write whose Content-Type is not ``application/json`` (parameters allowed)."""
+    if request.method not in SAFE_METHODS and request.content_type != "application/json":
+        given = request.headers.get("Content-Type", "none")
+        return _json(
+            {"error": f"writes need Content-Type: application/json (got {given[:100]})"}, 415
+        )
+    return await handler(request)
 
 
 def build_registry(collector: StoreCollector) -> CollectorRegistry:
@@ -52,7 +71,7 @@ class ExportServer:
         self.on_scrape = on_scrape
         self.alerts = alerts
         self.silences = silences
-        self.app = web.Application()
+        self.app = web.Application(middlewares=[require_json_writes], client_max_size=MAX_BODY)
         self.app.add_routes(
             [
                 web.get("/metrics", self._metrics),
@@ -73,6 +92,7 @@ class ExportServer:
             )
         self._runner: web.AppRunner | None = None
         self.bound: tuple[str, int] | None = None
+        self.addresses: list[str] = []  # every address a listening socket is bound to
 
     async def start(self, host: str, port: int) -> tuple[str, int]:
         self._runner = web.AppRunner(self.app, access_log=None, handle_signals=False)
@@ -81,6 +101,7 @@ class ExportServer:
         await site.start()
         server = site._server
         sockets = getattr(server, "sockets", None) or []
+        self.addresses = [str(sock.getsockname()[0]) for sock in sockets]
         actual = sockets[0].getsockname()[:2] if sockets else (host, port)
         self.bound = (str(actual[0]), int(actual[1]))
         return self.bound
@@ -129,9 +150,11 @@ class ExportServer:
         """Alertmanager's answer: ``{"silenceID": ...}``; 400 names what is wrong."""
         assert self.silences is not None
         try:
-            body = await request.json()
-        except ValueError:
-            return _json({"error": "the body must be JSON"}, 400)
+            body = jsonio.loads(await request.text())
+        except web.HTTPRequestEntityTooLarge:
+            return _json({"error": f"the body is larger than {MAX_BODY} bytes"}, 413)
+        except (jsonio.BodyError, UnicodeDecodeError, LookupError) as exc:
+            return _json({"error": str(exc)}, 400)
         try:
             stored = self.silences.create(body)
         except SilenceError as exc:
@@ -170,7 +193,7 @@ class ExportServer:
 
 def _json(doc: Any, status: int = 200) -> web.Response:
     return web.Response(
-        text=json.dumps(redact_obj(doc), indent=1, default=str),
+        text=jsonio.dumps(redact_obj(doc)),
         status=status,
         content_type="application/json",
     )
