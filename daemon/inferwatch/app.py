@@ -436,6 +436,7 @@ class Daemon:
             "queues": self.bus.depth(),
             "last_snapshot": self.last_snapshot,
             "problems": self.problems,
+            "http": self.server.http_status() if self.server is not None else None,
             "rules": self.rules.status(),
             "notify": self.notify.status() if self.notify is not None else None,
         }
