@@ -26,6 +26,7 @@ from inferwatch.config.types import split_listen
 from inferwatch.configfile import load_config
 from inferwatch.errors import ConfigError
 from inferwatch.export.collector import StoreCollector
+from inferwatch.export.exposure import exposure_problem
 from inferwatch.export.server import ExportServer, build_registry
 from inferwatch.logsetup import get_logger
 from inferwatch.model import Event
@@ -139,6 +140,10 @@ class Daemon:
             log.error("cannot listen", listen=self.listen, error=exc.strerror)
             self._close_state()
             return 1
+        exposed = exposure_problem(self.server.addresses or [bound[0]])
+        if exposed is not None:
+            log.warning("HTTP API reachable off the host", listen=self.listen, problem=exposed)
+            self.problems.append(exposed)
         self.watcher.start()
         self._watch_rules()
         self._start_sources()
@@ -432,6 +437,7 @@ class Daemon:
             "queues": self.bus.depth(),
             "last_snapshot": self.last_snapshot,
             "problems": self.problems,
+            "http": self.server.http_status() if self.server is not None else None,
             "rules": self.rules.status(),
             "notify": self.notify.status() if self.notify is not None else None,
         }

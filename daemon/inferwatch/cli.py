@@ -295,6 +295,7 @@ def cmd_silence(args: argparse.Namespace) -> int:
     from inferwatch.notify.silence_api import format_listing, request_body
 
     url = f"http://{args.listen}/api/v1/silences"
+    json_type = {"Content-Type": "application/json"}  # the daemon refuses other writes (415)
     try:
         with httpx.Client(timeout=10.0, trust_env=False) as client:
             if args.action == "add":
@@ -304,7 +305,7 @@ def cmd_silence(args: argparse.Namespace) -> int:
             elif args.action == "list":
                 response = client.get(url)
             else:
-                response = client.delete(f"{url}/{quote(args.id, safe='')}")
+                response = client.delete(f"{url}/{quote(args.id, safe='')}", headers=json_type)
     except ValueError as exc:  # a bad matcher or duration, found before anything was sent
         print(f"silence {args.action}: {exc}", file=sys.stderr)
         return 2

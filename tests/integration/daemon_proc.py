@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import resource
 import signal
 import subprocess
 import sys
@@ -61,8 +62,13 @@ class DaemonProc:
 
 
 def start_daemon(
-    tmp: Path, *args: str, state_dir: Path | None = None, env: dict[str, str] | None = None
+    tmp: Path,
+    *args: str,
+    state_dir: Path | None = None,
+    env: dict[str, str] | None = None,
+    nofile: int | None = None,
 ) -> DaemonProc:
+    """``nofile``: the daemon's soft open-file limit (RLIMIT_NOFILE), for descriptor tests."""
     port = free_port()
     state = state_dir or tmp / "state"
     log_path = tmp / f"daemon-{port}.log"
@@ -80,4 +86,7 @@ def start_daemon(
     full_env = {**os.environ, "PYTHONUNBUFFERED": "1", **(env or {})}
     with log_path.open("wb") as out:
         proc = subprocess.Popen(cmd, stdout=out, stderr=subprocess.STDOUT, env=full_env)
+    if nofile is not None:  # Linux: before the daemon has opened more than a few files
+        hard = resource.getrlimit(resource.RLIMIT_NOFILE)[1]
+        resource.prlimit(proc.pid, resource.RLIMIT_NOFILE, (nofile, hard))
     return DaemonProc(proc, port, log_path, state)

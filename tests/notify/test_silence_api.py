@@ -139,13 +139,15 @@ def test_http_routes(tmp_path: Path) -> None:
         assert (r.status_code, r.json()) == (200, {"silenceID": "s1"})
         r = await client.post("/api/v1/silences", json=body(comment=""))
         assert r.status_code == 400 and "comment" in r.json()["error"]
-        r = await client.post("/api/v1/silences", content=b"{not json")
+        json_ct = {"Content-Type": "application/json"}
+        r = await client.post("/api/v1/silences", content=b"{not json", headers=json_ct)
         assert r.status_code == 400
         listed = (await client.get("/api/v1/silences")).json()["silences"]
         assert [(s["id"], s["status"]["state"]) for s in listed] == [("s1", "active")]
-        r = await client.delete("/api/v1/silences/s1")
+        r = await client.delete("/api/v1/silences/s1", headers=json_ct)
         assert r.status_code == 200 and r.json()["silenceID"] == "s1"
-        assert (await client.delete("/api/v1/silences/nope")).status_code == 404
+        r = await client.delete("/api/v1/silences/nope", headers=json_ct)
+        assert r.status_code == 404
 
     serve(api, check)
     assert json.loads((tmp_path / "silences.json").read_text())["silences"][0]["id"] == "s1"

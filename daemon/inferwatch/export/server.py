@@ -4,12 +4,23 @@ status page.
 aiohttp on the daemon's own event loop, bound to loopback by default. Everything served passes
 the redactor; the only writes are silences, and those go through :class:`SilenceAPI`, which
 validates and persists them (the routes exist only when the daemon passes one).
+
+Every write (any method but GET, HEAD and OPTIONS) must say ``Content-Type: application/json``,
+as Alertmanager requires: a web page can make a browser send a ``text/plain`` or form POST to
+loopback without asking, never a JSON one. Request bodies are capped (64 KiB: :class:`HttpLimits`).
+
+Connections go through :class:`ConnectionGuard` (a cap on open connections, a deadline for a
+request's headers) and the server's errors through :class:`ErrorThrottle` (each kind logged
+once, then counted), so a flood of half-open connections neither exhausts descriptors nor fills
+the log.
 """
 
 from __future__ import annotations
 
+import asyncio
+import contextlib
 import html
-import json
+import logging
 import time
 from collections.abc import Awaitable, Callable
 from typing import Any
@@ -18,14 +29,30 @@ from aiohttp import web
 from prometheus_client import CONTENT_TYPE_LATEST, CollectorRegistry, generate_latest
 from prometheus_client.process_collector import ProcessCollector
 
+from inferwatch.export import jsonio
 from inferwatch.export.collector import StoreCollector
+from inferwatch.export.errlog import CAPTURED_LOGGERS, ErrorThrottle
+from inferwatch.export.guard import ConnectionGuard, HttpLimits
 from inferwatch.notify.silence import SilenceError
 from inferwatch.notify.silence_api import SilenceAPI, SilenceNotFoundError, SilencePersistError
 from inferwatch.redact import redact_obj
 from inferwatch.store.events import EventLog
 
+Handler = Callable[[web.Request], Awaitable[web.StreamResponse]]
+SAFE_METHODS = frozenset({"GET", "HEAD", "OPTIONS"})
 StatusFn = Callable[[], dict[str, Any]]
 EventQuery = Callable[..., Awaitable[list[dict[str, Any]]]]
+
+
+@web.middleware
+async def require_json_writes(request: web.Request, handler: Handler) -> web.StreamResponse:
+    """415 for a write whose Content-Type is not ``application/json`` (parameters allowed)."""
+    if request.method not in SAFE_METHODS and request.content_type != "application/json":
+        given = request.headers.get("Content-Type", "none")
+        return _json(
+            {"error": f"writes need Content-Type: application/json (got {given[:100]})"}, 415
+        )
+    return await handler(request)
 
 
 def build_registry(collector: StoreCollector) -> CollectorRegistry:
@@ -45,6 +72,7 @@ class ExportServer:
         *,
         alerts: StatusFn | None = None,
         silences: SilenceAPI | None = None,
+        limits: HttpLimits | None = None,
     ) -> None:
         self.registry = registry
         self.status = status
@@ -52,7 +80,12 @@ class ExportServer:
         self.on_scrape = on_scrape
         self.alerts = alerts
         self.silences = silences
-        self.app = web.Application()
+        self.limits = limits or HttpLimits()
+        self.errors = ErrorThrottle()
+        self.guard = ConnectionGuard(self.limits, self.errors.note)
+        self.app = web.Application(
+            middlewares=[self._track, require_json_writes], client_max_size=self.limits.max_body
+        )
         self.app.add_routes(
             [
                 web.get("/metrics", self._metrics),
@@ -72,23 +105,72 @@ class ExportServer:
                 ]
             )
         self._runner: web.AppRunner | None = None
+        self._listener: asyncio.Server | None = None
+        self._capture: logging.Filter | None = None
+        self._previous_handler: Any = None
         self.bound: tuple[str, int] | None = None
+        self.addresses: list[str] = []  # every address a listening socket is bound to
 
     async def start(self, host: str, port: int) -> tuple[str, int]:
-        self._runner = web.AppRunner(self.app, access_log=None, handle_signals=False)
-        await self._runner.setup()
-        site = web.TCPSite(self._runner, host, port, reuse_address=True)
-        await site.start()
-        server = site._server
-        sockets = getattr(server, "sockets", None) or []
+        runner = web.AppRunner(
+            self.app, access_log=None, handle_signals=False, **self.limits.handler_args()
+        )
+        await runner.setup()
+        self._runner = runner
+        assert runner.server is not None
+        loop = asyncio.get_running_loop()
+        self._previous_handler = loop.get_exception_handler()
+        loop.set_exception_handler(self.errors.loop_exception)
+        self._capture = self.errors.capture()
+        for name in CAPTURED_LOGGERS:
+            logging.getLogger(name).addFilter(self._capture)
+        try:
+            self._listener = await loop.create_server(
+                self.guard.factory(runner.server), host, port, reuse_address=True, backlog=128
+            )
+        except OSError:
+            await self.stop()
+            raise
+        sockets = self._listener.sockets
+        self.addresses = [str(sock.getsockname()[0]) for sock in sockets]
         actual = sockets[0].getsockname()[:2] if sockets else (host, port)
         self.bound = (str(actual[0]), int(actual[1]))
         return self.bound
 
     async def stop(self) -> None:
+        listener, self._listener = self._listener, None
+        if listener is not None:
+            listener.close()
         if self._runner is not None:
             await self._runner.cleanup()
             self._runner = None
+        self.guard.abort_all()
+        if listener is not None:
+            with contextlib.suppress(TimeoutError):
+                await asyncio.wait_for(listener.wait_closed(), 5.0)
+        self.errors.flush()
+        if self._capture is not None:
+            for name in CAPTURED_LOGGERS:
+                logging.getLogger(name).removeFilter(self._capture)
+            self._capture = None
+            asyncio.get_running_loop().set_exception_handler(self._previous_handler)
+
+    def http_status(self) -> dict[str, Any]:
+        """For the status API: open connections, the limit, and dropped or failed ones by kind."""
+        return {
+            "connections": self.guard.open_count,
+            "max_connections": self.limits.max_connections,
+            "errors": dict(self.errors.totals),
+        }
+
+    @web.middleware
+    async def _track(self, request: web.Request, handler: Handler) -> web.StreamResponse:
+        """Tell the guard a request is being served (its header deadline no longer applies)."""
+        self.guard.request_started(request.transport)
+        try:
+            return await handler(request)
+        finally:
+            self.guard.request_done(request.transport)
 
     async def _metrics(self, _request: web.Request) -> web.Response:
         started = time.perf_counter()
@@ -129,9 +211,12 @@ class ExportServer:
         """Alertmanager's answer: ``{"silenceID": ...}``; 400 names what is wrong."""
         assert self.silences is not None
         try:
-            body = await request.json()
-        except ValueError:
-            return _json({"error": "the body must be JSON"}, 400)
+            body = jsonio.loads(await request.text())
+        except web.HTTPRequestEntityTooLarge:
+            limit = self.limits.max_body
+            return _json({"error": f"the body is larger than {limit} bytes"}, 413)
+        except (jsonio.BodyError, UnicodeDecodeError, LookupError) as exc:
+            return _json({"error": str(exc)}, 400)
         try:
             stored = self.silences.create(body)
         except SilenceError as exc:
@@ -170,7 +255,7 @@ class ExportServer:
 
 def _json(doc: Any, status: int = 200) -> web.Response:
     return web.Response(
-        text=json.dumps(redact_obj(doc), indent=1, default=str),
+        text=jsonio.dumps(redact_obj(doc)),
         status=status,
         content_type="application/json",
     )

@@ -11,6 +11,7 @@ it before a model swap, delete it after, no API call needed.
 from __future__ import annotations
 
 import json
+import math
 import re
 import uuid
 from collections.abc import Callable, Iterable
@@ -25,6 +26,10 @@ from inferwatch.notify.matchers import matches, parse_list
 from inferwatch.store.snapshot import write_atomic
 
 RETENTION = 5 * 86400.0
+# The times a silence may carry: the Unix epoch to the last second RFC 3339 can write
+# (9999-12-31T23:59:59Z). NaN would make a silence active forever (no comparison is true).
+EARLIEST = 0.0
+LATEST = 253_402_300_799.0
 
 
 class SilenceError(ValueError):
@@ -55,6 +60,8 @@ class Silence:
         return self.state(now) is SilenceState.ACTIVE and matches(self.matchers, labels)
 
     def validate(self) -> None:
+        check_time(self.starts_at, "startsAt")
+        check_time(self.ends_at, "endsAt")
         if not self.matchers:
             raise SilenceError("a silence needs at least one matcher")
         if all(m.matches("") for m in self.matchers):
@@ -97,6 +104,17 @@ class Silence:
             ends_at=float(doc["endsAt"]),
             created_by=str(doc["createdBy"]),
             comment=str(doc["comment"]),
+        )
+
+
+def check_time(value: float, field: str) -> None:
+    """A finite Unix time a silence may carry, else :class:`SilenceError` naming ``field``."""
+    if not math.isfinite(value):
+        raise SilenceError(f"{field} must be a finite time, not {value}")
+    if not EARLIEST <= value <= LATEST:
+        raise SilenceError(
+            f"{field} must be between 1970-01-01T00:00:00Z and 9999-12-31T23:59:59Z"
+            f" (Unix {EARLIEST:.0f} to {LATEST:.0f}), not {value:g}"
         )
 
 
@@ -146,7 +164,8 @@ class Silences:
 
     def save(self, path: Path) -> None:
         doc = {"version": 1, "silences": [s.to_dict() for s in self.all()]}
-        write_atomic(path, json.dumps(doc, indent=1, sort_keys=True).encode())
+        text = json.dumps(doc, indent=1, sort_keys=True, allow_nan=False)
+        write_atomic(path, text.encode())
 
     def load(self, path: Path) -> int:
         """Replace the silences with the file's; a missing file is none. Returns how many."""

@@ -11,6 +11,7 @@ replaces the daemon's NotifyService, and with it the :class:`Silences` object.
 
 from __future__ import annotations
 
+import math
 import re
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
@@ -24,10 +25,12 @@ from inferwatch.labels import Matcher, valid_label_name
 from inferwatch.logsetup import get_logger
 from inferwatch.notify.matchers import format_matchers, parse_list
 from inferwatch.notify.payload import rfc3339
-from inferwatch.notify.silence import Silence, SilenceError, Silences
+from inferwatch.notify.silence import Silence, SilenceError, Silences, check_time
 
 log = get_logger(__name__)
 _OPS = {(False, True): "=", (False, False): "!=", (True, True): "=~", (True, False): "!~"}
+MAX_MATCHERS = 64
+MAX_FIELD_BYTES = 4096  # any one matcher name or value, createdBy, comment (UTF-8)
 
 
 class SilenceNotFoundError(SilenceError):
@@ -41,6 +44,8 @@ class SilencePersistError(RuntimeError):
 def parse_time(value: object, field: str) -> float:
     """Unix seconds, or RFC 3339 as Alertmanager's API takes it (``2026-09-01T02:00:00Z``)."""
     if isinstance(value, int | float) and not isinstance(value, bool):
+        if not math.isfinite(value):
+            raise SilenceError(f"{field} must be a finite time, not {value}")
         return float(value)
     if isinstance(value, str) and value:
         try:
@@ -53,15 +58,25 @@ def parse_time(value: object, field: str) -> float:
     raise SilenceError(f"{field} must be Unix seconds or an RFC 3339 time with a zone")
 
 
+def check_size(value: str, what: str) -> None:
+    """Refuse a string longer than :data:`MAX_FIELD_BYTES` in UTF-8."""
+    size = len(value.encode("utf-8", "surrogatepass"))
+    if size > MAX_FIELD_BYTES:
+        raise SilenceError(f"{what} is {size} bytes; at most {MAX_FIELD_BYTES} are accepted")
+
+
 def parse_matcher(doc: object) -> Matcher:
     """One matcher in the API shape ``{name, value, isRegex, isEqual}`` (isEqual defaults true)."""
     if not isinstance(doc, Mapping):
         raise SilenceError("each matcher must be an object with name and value")
     name, value = doc.get("name"), doc.get("value")
+    if isinstance(name, str):
+        check_size(name, "a matcher name")
     if not isinstance(name, str) or not valid_label_name(name):
         raise SilenceError(f"invalid label name {name!r} in a matcher")
     if not isinstance(value, str):
         raise SilenceError(f"matcher {name}: value must be a string")
+    check_size(value, f"matcher {name}: the value")
     is_regex, is_equal = doc.get("isRegex", False), doc.get("isEqual", True)
     if not isinstance(is_regex, bool) or not isinstance(is_equal, bool):
         raise SilenceError(f"matcher {name}: isRegex and isEqual must be booleans")
@@ -80,11 +95,18 @@ def silence_from_body(body: object, now: float) -> Silence:
     matchers = body.get("matchers")
     if not isinstance(matchers, list) or not matchers:
         raise SilenceError("a silence needs at least one matcher")
+    if len(matchers) > MAX_MATCHERS:
+        raise SilenceError(
+            f"a silence may have at most {MAX_MATCHERS} matchers, this one has {len(matchers)}"
+        )
     for key in ("startsAt", "endsAt"):
         if key not in body:
             raise SilenceError(f"{key} is required")
-    starts = max(parse_time(body["startsAt"], "startsAt"), now)  # a past start means now
+    requested = parse_time(body["startsAt"], "startsAt")
+    check_time(requested, "startsAt")
+    starts = max(requested, now)  # a past start means now
     ends = parse_time(body["endsAt"], "endsAt")
+    check_time(ends, "endsAt")
     if ends <= now:
         raise SilenceError("endsAt must be in the future")
     if ends <= starts:
@@ -94,6 +116,8 @@ def silence_from_body(body: object, now: float) -> Silence:
         raise SilenceError("createdBy is required")
     if not isinstance(comment, str) or not comment.strip():
         raise SilenceError("comment is required")
+    check_size(created_by, "createdBy")
+    check_size(comment, "comment")
     silence = Silence(
         id="",
         matchers=tuple(parse_matcher(m) for m in matchers),
@@ -179,16 +203,37 @@ def request_body(
 
 
 def format_listing(doc: Mapping[str, Any]) -> list[str]:
-    """``silence list`` lines: id, state, end (UTC), matchers, author and comment."""
-    lines = []
-    for item in doc.get("silences", []):
-        silence = Silence.from_dict(item)
-        state = item.get("status", {}).get("state", "?")
-        lines.append(
-            f"{silence.id}  {state:<8} until {rfc3339(silence.ends_at)}  "
-            f"{format_matchers(silence.matchers)}  by {silence.created_by}: {silence.comment}"
-        )
-    return lines
+    """``silence list`` lines: id, state, end (UTC), matchers, author and comment.
+
+    Whatever the daemon answered, each item gives one line: an item this client cannot read
+    (another version, a hand-edited file) is shown raw instead of ending the listing."""
+    items = doc.get("silences")
+    if not isinstance(items, list):
+        return []
+    return [_listing_line(item) for item in items]
+
+
+def _listing_line(item: object) -> str:
+    if not isinstance(item, Mapping):
+        return f"?  unreadable item: {item!r:.200}"
+    status = item.get("status")
+    state = status.get("state", "?") if isinstance(status, Mapping) else "?"
+    try:
+        silence = Silence.from_dict(dict(item))
+    except (KeyError, TypeError, ValueError, re.error) as exc:
+        return f"{item.get('id', '?')}  {state:<8} unreadable ({exc!r:.120}): {item!r:.200}"
+    return (
+        f"{silence.id}  {state:<8} until {_when(silence.ends_at)}  "
+        f"{format_matchers(silence.matchers)}  by {silence.created_by}: {silence.comment}"
+    )
+
+
+def _when(ts: float) -> str:
+    """RFC 3339 where the time has one, else the raw number (NaN, 1e300)."""
+    try:
+        return rfc3339(ts)
+    except (ValueError, OverflowError, OSError):
+        return repr(ts)
 
 
 __all__ = [
