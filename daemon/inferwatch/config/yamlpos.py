@@ -96,7 +96,12 @@ def _build(node: yaml.Node, loc: Loc, out: Located, path: str) -> Any:
     if isinstance(node, yaml.MappingNode):
         mapping: dict[Any, Any] = {}
         for key_node, value_node in node.value:
-            key = _scalar(key_node) if isinstance(key_node, yaml.ScalarNode) else None
+            found = len(out.problems)
+            key = (
+                _scalar(key_node, loc, out, path) if isinstance(key_node, yaml.ScalarNode) else None
+            )
+            if len(out.problems) > found:  # the key itself was refused
+                continue
             if not isinstance(key, str | int | float | bool) or key is None:
                 line, col = _pos(key_node)
                 out.problems.append(
@@ -114,12 +119,19 @@ def _build(node: yaml.Node, loc: Loc, out: Located, path: str) -> Any:
         return mapping
     if isinstance(node, yaml.SequenceNode):
         return [_build(item, (*loc, i), out, path) for i, item in enumerate(node.value)]
-    return _scalar(node)
+    return _scalar(node, loc, out, path)
 
 
-def _scalar(node: yaml.Node) -> Any:
+def _scalar(node: yaml.Node, loc: Loc, out: Located, path: str) -> Any:
+    """The Python value of a scalar; one the safe constructor refuses (a ``<<`` merge key, a
+    bad ``!!int``) is a problem at its place and builds as None."""
     constructor = yaml.SafeLoader(stream="")
     try:
         return constructor.construct_object(node, deep=True)
+    except Exception as exc:  # PyYAML's constructors raise ValueError, IndexError, ...
+        line, col = _pos(node)
+        problem = getattr(exc, "problem", None) or f"{node.tag}: {exc}"
+        out.problems.append(Problem(path, line, col, format_loc(loc), f"YAML: {problem}"))
+        return None
     finally:
         constructor.dispose()
