@@ -305,9 +305,14 @@ class Daemon:
     async def reload(self) -> None:
         self.notifier.reloading()
         try:
-            new = load_config(self.config_path) if self.config_path else Config()
+            # parsed in a worker thread: a large or slow file never stalls the event loop
+            new = await asyncio.to_thread(load_config, self.config_path)
         except ConfigError as exc:
             log.error("config reload failed; keeping the running config", problems=str(exc))
+            self.notifier.ready("reload failed; running the previous config")
+            return
+        except Exception as exc:  # a loader bug must not stop a running daemon
+            log.error("config reload failed; keeping the running config", error=repr(exc))
             self.notifier.ready("reload failed; running the previous config")
             return
         if new.listen != self.config.listen:

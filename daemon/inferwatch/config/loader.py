@@ -14,7 +14,8 @@ from typing import Any
 from pydantic import ValidationError
 
 from inferwatch.config.models import Config
-from inferwatch.config.yamlpos import Located, format_loc, load_located
+from inferwatch.config.yamlguard import MAX_BYTES
+from inferwatch.config.yamlpos import Located, format_loc, load_located, too_large
 from inferwatch.errors import ConfigError, Problem
 
 Check = Callable[[Config, Located, str], list[Problem]]
@@ -26,12 +27,24 @@ def load_config(path: Path | str | None, checks: Sequence[Check] = ()) -> Config
         return Config()
     name = str(path)
     try:
-        text = Path(path).read_text(encoding="utf-8")
+        with Path(path).open("rb") as f:
+            raw = f.read(MAX_BYTES + 1)  # never more: a huge file is refused, not read
+        if len(raw) > MAX_BYTES:
+            raise ConfigError([too_large(name, _size(path, len(raw)))])
+        text = raw.decode("utf-8")
     except OSError as exc:
         raise ConfigError([Problem(name, 1, 1, "", f"cannot read: {exc.strerror}")]) from None
     except UnicodeDecodeError as exc:
         raise ConfigError([Problem(name, 1, 1, "", f"not UTF-8 text: {exc.reason}")]) from None
     return parse_config(text, name, checks)
+
+
+def _size(path: Path | str, at_least: int) -> int:
+    """The file's size for the message (what was read, if it cannot be stat'ed)."""
+    try:
+        return max(Path(path).stat().st_size, at_least)
+    except OSError:
+        return at_least
 
 
 def parse_config(text: str, name: str, checks: Sequence[Check] = ()) -> Config:

@@ -3,6 +3,8 @@
 PyYAML's composer gives nodes with start marks; we build plain Python data from them ourselves
 (safe types only) and keep, for every path of keys and list indices, the line and column of the
 key (for mappings) or the item, so a validation error can point at ``PATH:LINE:COL``.
+Composition goes through :class:`~.yamlguard.GuardedLoader`: too deep a nesting or too many
+aliased values become located problems too, never a crash or a runaway expansion.
 """
 
 from __future__ import annotations
@@ -12,6 +14,7 @@ from typing import Any
 
 import yaml
 
+from inferwatch.config.yamlguard import MAX_BYTES, GuardedLoader, LimitError
 from inferwatch.errors import Problem
 
 Loc = tuple[str | int, ...]
@@ -45,10 +48,19 @@ def format_loc(loc: Loc) -> str:
 
 
 def load_located(text: str, path: str) -> Located:
-    """Parse one YAML document; syntax errors become problems, never exceptions."""
+    """Parse one YAML document; syntax errors and exceeded limits become problems, never
+    exceptions."""
     result = Located(data=None)
+    size = len(text.encode("utf-8", "surrogatepass"))
+    if size > MAX_BYTES:
+        result.problems.append(too_large(path, size))
+        return result
     try:
-        node = yaml.compose(text, Loader=yaml.SafeLoader)
+        node = yaml.compose(text, Loader=GuardedLoader)
+    except LimitError as exc:
+        line, col = _mark(exc.problem_mark)
+        result.problems.append(Problem(path, line, col, format_loc(exc.loc), str(exc.problem)))
+        return result
     except yaml.MarkedYAMLError as exc:
         mark = exc.problem_mark or exc.context_mark
         line, col = (mark.line + 1, mark.column + 1) if mark else (1, 1)
@@ -64,6 +76,17 @@ def load_located(text: str, path: str) -> Located:
     return result
 
 
+def too_large(path: str, size: int) -> Problem:
+    """The problem of a file over :data:`~.yamlguard.MAX_BYTES` (not parsed at all)."""
+    return Problem(
+        path, 1, 1, "", f"the file is {size} bytes; config files are limited to {MAX_BYTES}"
+    )
+
+
+def _mark(mark: yaml.Mark | None) -> tuple[int, int]:
+    return (mark.line + 1, mark.column + 1) if mark else (1, 1)
+
+
 def _pos(node: yaml.Node) -> tuple[int, int]:
     return node.start_mark.line + 1, node.start_mark.column + 1
 
@@ -73,7 +96,12 @@ def _build(node: yaml.Node, loc: Loc, out: Located, path: str) -> Any:
     if isinstance(node, yaml.MappingNode):
         mapping: dict[Any, Any] = {}
         for key_node, value_node in node.value:
-            key = _scalar(key_node) if isinstance(key_node, yaml.ScalarNode) else None
+            found = len(out.problems)
+            key = (
+                _scalar(key_node, loc, out, path) if isinstance(key_node, yaml.ScalarNode) else None
+            )
+            if len(out.problems) > found:  # the key itself was refused
+                continue
             if not isinstance(key, str | int | float | bool) or key is None:
                 line, col = _pos(key_node)
                 out.problems.append(
@@ -91,12 +119,19 @@ def _build(node: yaml.Node, loc: Loc, out: Located, path: str) -> Any:
         return mapping
     if isinstance(node, yaml.SequenceNode):
         return [_build(item, (*loc, i), out, path) for i, item in enumerate(node.value)]
-    return _scalar(node)
+    return _scalar(node, loc, out, path)
 
 
-def _scalar(node: yaml.Node) -> Any:
+def _scalar(node: yaml.Node, loc: Loc, out: Located, path: str) -> Any:
+    """The Python value of a scalar; one the safe constructor refuses (a ``<<`` merge key, a
+    bad ``!!int``) is a problem at its place and builds as None."""
     constructor = yaml.SafeLoader(stream="")
     try:
         return constructor.construct_object(node, deep=True)
+    except Exception as exc:  # PyYAML's constructors raise ValueError, IndexError, ...
+        line, col = _pos(node)
+        problem = getattr(exc, "problem", None) or f"{node.tag}: {exc}"
+        out.problems.append(Problem(path, line, col, format_loc(loc), f"YAML: {problem}"))
+        return None
     finally:
         constructor.dispose()

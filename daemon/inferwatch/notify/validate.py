@@ -5,18 +5,21 @@ loader), so ``inferwatch check`` (and the daemon at start and on SIGHUP) reports
 matcher, an unknown time interval, a bad inhibit rule or maintenance-file matcher at its place
 in the file, instead of the daemon failing later. notify owns these checks: config knows
 nothing of notify, so it accepts any ``<kind>_configs`` list in a receiver and the kinds that
-exist are checked here, against the channel registry (the one list of channels).
+exist are checked here, against the channel registry (the one list of channels), and so is
+every key of an integration entry: one its channel never reads is refused, not ignored.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from datetime import UTC
+from typing import Any
 
 from inferwatch.config.models import Config
 from inferwatch.config.yamlpos import Located, format_loc
 from inferwatch.errors import Problem
 from inferwatch.notify.channels import REGISTRY, build
+from inferwatch.notify.channels.keys import describe, unread_keys
 from inferwatch.notify.digest.schedule import cron_trigger, digest_zone
 from inferwatch.notify.inhibit import InhibitionRule
 from inferwatch.notify.route import build_tree
@@ -53,8 +56,7 @@ def validate(config: Config, located: Located, name: str) -> list[Problem]:
                 check(("receivers", i, key), lambda k=key: _unknown(k))  # type: ignore[misc]
                 continue
             for j, item in enumerate(items):
-                entry = {"language": config.language, **item}
-                check(("receivers", i, key, j), lambda k=key, e=entry: _channel(k, e))  # type: ignore[misc]
+                problems.extend(_entry_problems(key, item, config, located, name, (i, j)))
     problems.extend(_digest_problems(config, located, name))
     return problems
 
@@ -64,12 +66,32 @@ def _unknown(key: str) -> object:
     raise ValueError(f"unknown integration {key!r}; integrations: {known}")
 
 
-def _channel(key: str, entry: dict[str, object]) -> object:
-    """Build one integration as the daemon will (missing key, bad template, bad option)."""
+def _entry_problems(
+    key: str,
+    item: Mapping[str, Any],
+    config: Config,
+    located: Located,
+    name: str,
+    at: tuple[int, int],
+) -> list[Problem]:
+    """Build one integration as the daemon will (missing key, bad template, bad option); when
+    it builds, every key of ``item`` it never read is refused at its own place."""
+    loc: Loc = ("receivers", at[0], key, at[1])
+    entry = {"language": config.language, **item}
+    kind = key.removesuffix("_configs")
     try:
-        return build(key.removesuffix("_configs"), entry)
-    except (TypeError, KeyError) as exc:
-        raise ValueError(f"{type(exc).__name__}: {exc}") from None
+        unread = unread_keys(lambda raw: build(kind, raw), entry)
+    except (ValueError, TypeError, KeyError, AttributeError) as exc:
+        message = str(exc) if isinstance(exc, ValueError) else f"{type(exc).__name__}: {exc}"
+        line, col = located.position(loc)
+        return [Problem(name, line, col, format_loc(loc), message)]
+    problems: list[Problem] = []
+    for path in unread:
+        if path[0] not in item:  # the language filled in from the top level
+            continue
+        line, col = located.position((*loc, *path))
+        problems.append(Problem(name, line, col, format_loc((*loc, *path)), describe(path)))
+    return problems
 
 
 def _digest_problems(config: Config, located: Located, name: str) -> list[Problem]:

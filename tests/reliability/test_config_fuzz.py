@@ -1,0 +1,50 @@
+"""The config loader on arbitrary YAML-ish text: a Config or a ConfigError, nothing else."""
+
+from __future__ import annotations
+
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from inferwatch.config.models import Config
+from inferwatch.configfile import parse_config
+from inferwatch.errors import ConfigError
+
+TOKENS = ["[", "]", "{", "}", ":", ", ", "- ", "\n", "  ", "&a ", "*a", "&b ", "*b", "x",
+          "language", "en", "receivers", "name: r", "webhook_configs", "url", "'", '"', "#",
+          "!!str ", "!!int ", "!!float ", "!!timestamp ", "!!binary ", "? ", "<<: ", "external_labels", "route", "receiver"]  # fmt: skip
+
+
+def nested(depth: int, alias: bool) -> str:
+    inner = "*a" if alias else "1"
+    return "x: &a [1, 2]\nexternal_labels: {k: " + "[" * depth + inner + "]" * depth + "}\n"
+
+
+@settings(max_examples=300, deadline=2000, suppress_health_check=[HealthCheck.too_slow])
+@given(st.lists(st.sampled_from(TOKENS), max_size=60))
+def test_token_soup_never_crashes(tokens: list[str]) -> None:
+    try:
+        assert isinstance(parse_config("".join(tokens), "c.yaml"), Config)
+    except ConfigError as exc:
+        assert all(str(p).startswith("c.yaml:") for p in exc.problems)
+
+
+@settings(max_examples=60, deadline=2000)
+@given(st.integers(min_value=0, max_value=300), st.booleans())
+def test_any_depth_is_a_config_error_not_a_crash(depth: int, alias: bool) -> None:
+    try:
+        parse_config(nested(depth, alias), "c.yaml")
+    except ConfigError as exc:
+        assert exc.problems
+
+
+def test_scalars_the_constructor_refuses_are_located() -> None:
+    for text, expected in [
+        ("<<: 1\n", "c.yaml:1:1: <root>: YAML: could not determine a constructor"),
+        ("gpus: {expected: !!int abc}\n", "c.yaml:1:18: gpus.expected: YAML: "),
+    ]:
+        try:
+            parse_config(text, "c.yaml")
+        except ConfigError as exc:
+            assert [str(p)[: len(expected)] for p in exc.problems] == [expected]
+        else:
+            raise AssertionError(f"{text!r} loaded")
