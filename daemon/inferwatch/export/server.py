@@ -126,7 +126,13 @@ class ExportServer:
             logging.getLogger(name).addFilter(self._capture)
         try:
             self._listener = await loop.create_server(
-                self.guard.factory(runner.server), host, port, reuse_address=True, backlog=128
+                self.guard.factory(runner.server),
+                host,
+                port,
+                reuse_address=True,
+                # asyncio accepts up to `backlog` connections per wake-up, before the guard sees
+                # them: no more than the guard allows, so one burst cannot run out of descriptors
+                backlog=min(128, self.limits.max_connections),
             )
         except OSError:
             await self.stop()
