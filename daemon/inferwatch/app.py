@@ -50,7 +50,7 @@ from inferwatch.runtime.live_scheduler import LiveScheduler
 from inferwatch.runtime.sdnotify import Notifier
 from inferwatch.runtime.watch import FileWatcher, Subscription
 from inferwatch.sources.base import Checkpointed
-from inferwatch.statedir import EVENTS_FILE, SNAPSHOT_FILE
+from inferwatch.statedir import EVENTS_FILE, SNAPSHOT_FILE, prepare_state_dir
 from inferwatch.store import snapshot
 from inferwatch.store.events import EventLog
 from inferwatch.store.faults import StateFaults, is_disk_fault, probe_writable
@@ -221,7 +221,7 @@ class Daemon:
         )
 
     def _restore(self) -> None:
-        self.state_dir.mkdir(parents=True, exist_ok=True)
+        prepare_state_dir(self.state_dir)
         refused = probe_writable(self.state_dir)
         if refused is not None and is_disk_fault(refused):
             self.read_only = True

@@ -1,10 +1,11 @@
-"""Opening SQLite state files: WAL mode, and a corrupt file moved aside
+"""Opening SQLite state files: WAL mode, owner-only (0600), and a corrupt file moved aside
 instead of crashing. A full or read-only file system is not corruption: :func:`open_db` raises
 :class:`StateUnavailable` for it and never moves anything."""
 
 from __future__ import annotations
 
 import contextlib
+import os
 import sqlite3
 import time
 from collections.abc import Iterator
@@ -15,6 +16,8 @@ from inferwatch.logsetup import get_logger
 from inferwatch.store.faults import fault_kind
 
 log = get_logger(__name__)
+
+FILE_MODE = 0o600
 
 
 class StateUnavailable(Exception):
@@ -48,6 +51,22 @@ class Opened:
     moved_to: Path | None = None
 
 
+def _private(path: Path) -> None:
+    """Create ``path`` owner-only if missing (SQLite gives its -wal and -shm files the main
+    file's mode) and take group/other access away from an existing one."""
+    fd = os.open(path, os.O_RDWR | os.O_CREAT, FILE_MODE)
+    try:
+        if os.fstat(fd).st_mode & 0o077:
+            os.fchmod(fd, FILE_MODE)
+    finally:
+        os.close(fd)
+    for suffix in ("-wal", "-shm"):
+        with contextlib.suppress(FileNotFoundError):
+            extra = Path(f"{path}{suffix}")
+            if extra.stat().st_mode & 0o077:
+                extra.chmod(FILE_MODE)
+
+
 def _configure(conn: sqlite3.Connection, schema: str) -> None:
     conn.execute("PRAGMA journal_mode=WAL")
     conn.execute("PRAGMA synchronous=NORMAL")
@@ -75,6 +94,7 @@ def open_state_db(path: Path, schema: str) -> Opened:
         conn: sqlite3.Connection | None = None
         try:
             path.parent.mkdir(parents=True, exist_ok=True)
+            _private(path)
             conn = sqlite3.connect(path, check_same_thread=False, isolation_level=None)
             _configure(conn, schema)
             return Opened(conn, problem, moved)
