@@ -3,6 +3,11 @@
 Life cycle: restore state, start sources and the HTTP server, tell systemd READY=1; on SIGHUP
 reload the config (a bad file keeps the running one); on SIGTERM/SIGINT stop sources, drain the
 queues, write the final snapshot and exit 0 within 5 s.
+
+A full or read-only state dir is a fault, not corruption: nothing is moved aside, notifications
+are still written first and delivered (kept in memory while the disk refuses them), a failed
+event or snapshot write is counted and reported, and a state dir read-only at start runs with
+its state in memory (:mod:`inferwatch.store.faults`).
 """
 
 from __future__ import annotations
@@ -13,6 +18,7 @@ import copy
 import math
 import os
 import signal
+import sqlite3
 import time
 from pathlib import Path
 from typing import Any
@@ -45,9 +51,11 @@ from inferwatch.runtime.live_scheduler import LiveScheduler
 from inferwatch.runtime.sdnotify import Notifier
 from inferwatch.runtime.watch import FileWatcher, Subscription
 from inferwatch.sources.base import Checkpointed
-from inferwatch.statedir import EVENTS_FILE, SNAPSHOT_FILE
+from inferwatch.statedir import EVENTS_FILE, SNAPSHOT_FILE, prepare_state_dir
 from inferwatch.store import snapshot
 from inferwatch.store.events import EventLog
+from inferwatch.store.faults import StateFaults, is_disk_fault, probe_writable
+from inferwatch.store.sqlite import StateUnavailable
 from inferwatch.store.tsdb import SeriesStore
 
 log = get_logger(__name__)
@@ -78,6 +86,8 @@ class Daemon:
         self.clock = clock
         self.notifier = notifier or Notifier()
         self.store = SeriesStore(clock)
+        self.faults = StateFaults(self.store, clock, state_dir)
+        self.read_only = False
         self.telemetry = Telemetry(self.store)
         self.pool = BlockingPool()
         self.supervisor = Supervisor(self.telemetry, clock)
@@ -118,7 +128,7 @@ class Daemon:
     async def run(self) -> int:
         self.rules.load()  # first: rules say how much history the restored series must keep
         self._restore()
-        self.notify = NotifyService(self.config, self.store, self.clock, self.state_dir)
+        self.notify = self._notify_service(self.config)
         self.digests.apply(self.config, self.scheduler)
         self.rules.sink = self._on_transitions
         self.rules.restore()
@@ -205,9 +215,34 @@ class Daemon:
             self.events = None
 
     # -- state ------------------------------------------------------------------------------
+    def _notify_service(self, config: Config) -> NotifyService:
+        return NotifyService(
+            config,
+            self.store,
+            self.clock,
+            self.state_dir,
+            faults=self.faults,
+            read_only=self.read_only,
+        )
+
     def _restore(self) -> None:
-        self.state_dir.mkdir(parents=True, exist_ok=True)
-        self.events = EventLog(self.state_dir / EVENTS_FILE)
+        prepare_state_dir(self.state_dir)
+        refused = probe_writable(self.state_dir)
+        if refused is not None and is_disk_fault(refused):
+            self.read_only = True
+            self.faults.read_only_at_start = (
+                f"state dir {self.state_dir} is read-only ({refused.strerror}): running with "
+                "state in memory; events, notifications and snapshots are not saved (make it "
+                "writable and restart)"
+            )
+            log.error("state dir is read-only; running with state in memory", error=str(refused))
+        path = self.state_dir / EVENTS_FILE
+        try:
+            self.events = EventLog.memory(path) if self.read_only else EventLog(path)
+        except StateUnavailable as exc:
+            self.problems.append(f"{exc}: the event log is kept in memory")
+            log.error("event log cannot be written; kept in memory", error=str(exc))
+            self.events = EventLog.memory(path)
         if self.events.recovered:
             self.problems.append(self.events.recovered)
         restored = snapshot.restore(self.state_dir / SNAPSHOT_FILE, self.store, self.clock.time())
@@ -255,9 +290,19 @@ class Daemon:
         for source in [*self.built.sources, *self.built.polled]:
             if isinstance(source, Checkpointed):
                 self.checkpoints[str(getattr(source, "name", ""))] = source.checkpoint()
+        if self.read_only:
+            return
         doc = snapshot.capture(self.store, copy.deepcopy(self.checkpoints), now)
-        await self.pool.run(timeout, snapshot.encode_and_write, self.state_dir / SNAPSHOT_FILE, doc)
-        await self.pool.run(timeout, self.rules.save)
+        try:
+            path = self.state_dir / SNAPSHOT_FILE
+            await self.pool.run(timeout, snapshot.encode_and_write, path, doc)
+            await self.pool.run(timeout, self.rules.save)
+        except OSError as exc:
+            if not is_disk_fault(exc):
+                raise
+            self.faults.failed(SNAPSHOT_FILE, exc)  # counted, reported, tried again next time
+            return
+        self.faults.ok(SNAPSHOT_FILE)
         self.last_snapshot = now
         self._snapshot_mono = time.monotonic()
         self.telemetry.snapshot_ok(now)
@@ -322,7 +367,7 @@ class Daemon:
         self.config = new
         if self.notify is not None:
             await self.notify.close()
-        self.notify = NotifyService(new, self.store, self.clock, self.state_dir)
+        self.notify = self._notify_service(new)
         self.digests.apply(new, self.scheduler)
         self.rules.load(new.rule_files)
         self._watch_rules()
@@ -413,7 +458,14 @@ class Daemon:
 
     async def _store_events(self, events: list[Event]) -> None:
         if self.events is not None and events:
-            await self.pool.run(IO_TIMEOUT_S, self.events.add_many, events)
+            try:
+                await self.pool.run(IO_TIMEOUT_S, self.events.add_many, events)
+            except (sqlite3.Error, OSError) as exc:
+                if not is_disk_fault(exc):
+                    raise
+                self.faults.failed(EVENTS_FILE, exc)  # the counters and alerts still go on
+                return
+            self.faults.ok(EVENTS_FILE)
 
     def _silences(self) -> Silences | None:
         """The live NotifyService's silences (a reload replaces it); the API saves each change."""
@@ -441,7 +493,11 @@ class Daemon:
             "store": {"series": self.store.series_count(), "retention_s": self.store.retention_s},
             "queues": self.bus.depth(),
             "last_snapshot": self.last_snapshot,
-            "problems": self.problems,
+            "problems": [
+                *self.problems,
+                *self.faults.problems(),
+                *(self.notify.problems() if self.notify is not None else []),
+            ],
             "http": self.server.http_status() if self.server is not None else None,
             "rules": self.rules.status(),
             "notify": self.notify.status() if self.notify is not None else None,

@@ -1,7 +1,8 @@
 """The event log: discrete happenings with their details, in SQLite (WAL), kept 14 days.
 
 Inserts are idempotent on the event's key, so a record re-read after a crash is stored once.
-Calls block briefly; the daemon runs them in its worker pool.
+Calls block briefly; the daemon runs them in its worker pool. :meth:`EventLog.memory` keeps the
+log in memory instead (a read-only state dir); a write that fails (disk full) is rolled back.
 """
 
 from __future__ import annotations
@@ -12,7 +13,7 @@ from pathlib import Path
 from typing import Any
 
 from inferwatch.model import Event
-from inferwatch.store.sqlite import open_db
+from inferwatch.store.sqlite import open_db, open_memory
 
 DEFAULT_EVENT_RETENTION_S = 14 * 86400.0
 
@@ -33,11 +34,23 @@ CREATE INDEX IF NOT EXISTS events_type_at ON events(type, at);
 
 
 class EventLog:
-    def __init__(self, path: Path, retention_s: float = DEFAULT_EVENT_RETENTION_S) -> None:
+    def __init__(
+        self, path: Path, retention_s: float = DEFAULT_EVENT_RETENTION_S, *, memory: bool = False
+    ) -> None:
         self.path = path
         self.retention_s = retention_s
-        self._conn, self.recovered = open_db(path, _SCHEMA)
+        self.in_memory = memory
+        self.recovered: str | None = None
+        if memory:
+            self._conn = open_memory(_SCHEMA)
+        else:
+            self._conn, self.recovered = open_db(path, _SCHEMA)
         self._lock = threading.Lock()
+
+    @classmethod
+    def memory(cls, path: Path, retention_s: float = DEFAULT_EVENT_RETENTION_S) -> EventLog:
+        """The log kept in memory (``path`` only names where it would have been)."""
+        return cls(path, retention_s, memory=True)
 
     def add(self, event: Event) -> bool:
         """Store ``event``; False if an event with its key is already there."""
@@ -59,12 +72,17 @@ class EventLog:
         with self._lock:
             before = self._conn.total_changes
             self._conn.execute("BEGIN")
-            self._conn.executemany(
-                "INSERT OR IGNORE INTO events(key, at, type, source, line, labels, details)"
-                " VALUES (?, ?, ?, ?, ?, ?, ?)",
-                rows,
-            )
-            self._conn.execute("COMMIT")
+            try:
+                self._conn.executemany(
+                    "INSERT OR IGNORE INTO events(key, at, type, source, line, labels, details)"
+                    " VALUES (?, ?, ?, ?, ?, ?, ?)",
+                    rows,
+                )
+                self._conn.execute("COMMIT")
+            except BaseException:
+                if self._conn.in_transaction:  # a failed COMMIT (disk full) leaves it open
+                    self._conn.execute("ROLLBACK")
+                raise
             return self._conn.total_changes - before
 
     def query(

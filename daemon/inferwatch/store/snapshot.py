@@ -3,7 +3,8 @@
 Both are written in one file, atomically (temporary file, fsync, rename, fsync of the directory),
 so after kill -9 the restored counters and the positions the sources resume from always belong
 together: a record is neither lost nor counted twice. A file that cannot be read is moved aside
-and reported; the daemon starts empty rather than not at all.
+and reported; the daemon starts empty rather than not at all. So is one that would unpack to
+more than :data:`MAX_SNAPSHOT_BYTES` (a zlib bomb): decompression stops at the cap.
 """
 
 from __future__ import annotations
@@ -23,6 +24,9 @@ from inferwatch.store.sqlite import move_aside
 from inferwatch.store.tsdb import SeriesStore
 
 MAGIC = b"IWSNAP1\n"
+MAX_SNAPSHOT_BYTES = 512 << 20
+"""The most a snapshot may unpack to; far above any real one (a day of a big host's series)."""
+_CHUNK = 1 << 20
 
 
 @dataclass(slots=True)
@@ -82,14 +86,19 @@ def write_atomic(path: Path, payload: bytes) -> None:
     tmp = path.with_name(f".{path.name}.tmp")
     fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
     try:
-        view = memoryview(payload)
-        while view:
-            written = os.write(fd, view)
-            view = view[written:]
-        os.fsync(fd)
-    finally:
-        os.close(fd)
-    tmp.replace(path)
+        try:
+            os.fchmod(fd, 0o600)
+            view = memoryview(payload)
+            while view:
+                written = os.write(fd, view)
+                view = view[written:]
+            os.fsync(fd)
+        finally:
+            os.close(fd)
+        tmp.replace(path)
+    except BaseException:
+        tmp.unlink(missing_ok=True)  # a half-written file must not keep a full disk full
+        raise
     dir_fd = os.open(path.parent, os.O_RDONLY)
     try:
         os.fsync(dir_fd)
@@ -107,7 +116,7 @@ def restore(path: Path, store: SeriesStore, now: float) -> Restored:
     try:
         if not raw.startswith(MAGIC):
             raise ValueError("not an inferwatch snapshot")
-        doc = json.loads(zlib.decompress(raw[len(MAGIC) :]))
+        doc = json.loads(inflate(raw[len(MAGIC) :], MAX_SNAPSHOT_BYTES))
         if doc.get("version") != 1:
             raise ValueError(f"unknown snapshot version {doc.get('version')!r}")
         series = [_series(row) for row in doc["series"]]
@@ -123,6 +132,29 @@ def restore(path: Path, store: SeriesStore, now: float) -> Restored:
     result.checkpoints = checkpoints
     result.written_at = float(doc.get("written_at") or 0.0)
     return result
+
+
+def inflate(data: bytes, limit: int) -> bytes:
+    """zlib-decompress ``data``, at most ``limit`` bytes of output (a ValueError beyond it),
+    never holding more than that in memory."""
+    inflater = zlib.decompressobj()
+    parts: list[bytes] = []
+    size = 0
+    pending = data
+    while True:
+        part = inflater.decompress(pending, min(_CHUNK, limit - size + 1))
+        size += len(part)
+        if size > limit:
+            raise ValueError(f"snapshot unpacks to more than {limit} bytes; refused")
+        parts.append(part)
+        pending = inflater.unconsumed_tail
+        if not pending and not part:
+            break
+        if inflater.eof:
+            break
+    if not inflater.eof:
+        raise ValueError("snapshot is truncated (incomplete zlib stream)")
+    return b"".join(parts)
 
 
 def _series(row: dict[str, Any]) -> Series:
