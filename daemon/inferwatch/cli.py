@@ -50,7 +50,7 @@ def _listen(value: str) -> str:
 def cmd_run(args: argparse.Namespace) -> int:
     from inferwatch.app import Daemon
     from inferwatch.runtime.runner import run_bounded
-    from inferwatch.statedir import resolve_state_dir
+    from inferwatch.statedir import StateDirInUse, lock_state_dir, resolve_state_dir
 
     configure_logging(args.log_level)
     try:
@@ -59,13 +59,21 @@ def cmd_run(args: argparse.Namespace) -> int:
         print(exc, file=sys.stderr)
         return 2
     state_dir = resolve_state_dir(args.state_dir, config.state_dir)
+    try:
+        lock = lock_state_dir(state_dir)
+    except StateDirInUse as exc:
+        print(exc, file=sys.stderr)
+        return 1
     daemon = Daemon(
         config,
         state_dir,
         config_path=Path(args.config) if args.config else None,
         listen=args.listen,
     )
-    return run_bounded(daemon.run())
+    try:
+        return run_bounded(daemon.run())
+    finally:
+        lock.release()
 
 
 def cmd_demo(args: argparse.Namespace) -> int:
