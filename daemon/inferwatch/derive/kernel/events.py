@@ -8,7 +8,8 @@ Kept apart from the pipeline's control flow so the shape of each event type is i
 
 from __future__ import annotations
 
-from typing import Any
+from collections.abc import Iterable
+from typing import Any, Protocol
 
 from inferwatch.derive.kernel import diagnosis
 from inferwatch.derive.kernel.correlate import AllRanksIncident
@@ -88,20 +89,11 @@ def all_ranks_event(incident: AllRanksIncident, driver_version: str | None) -> E
             "access_type": fault.access_type,
             "addr_lo": fault.addr_lo if incident.match == "address" else None,
         },
-        "pids": sorted({m.pid for m in incident.members if m.pid is not None}),
-        "names": sorted({m.name for m in incident.members if m.name}),
+        **_processes(incident.members),
         "driver_version": driver_version,
         "alertable": incident.alertable,
     }
-    return Event(
-        type="fault_incident",
-        at=incident.at,
-        source=root.source,
-        key=incident.key,
-        line=root.line,
-        labels={"classification": ALL_RANKS, "severity": "critical"},
-        details=details,
-    )
+    return _incident(ALL_RANKS, "critical", incident.at, root, incident.key, details)
 
 
 def single_gpu_event(
@@ -159,20 +151,11 @@ def nvlink_event(incident: NvlinkIncident, driver_version: str | None) -> Event:
         "mnemonic": lookup(root.root_xid).mnemonic,
         "diagnosis": diagnosis.nvlink(incident, driver_version),
         "links": sorted({m.link for m in incident.members if m.link is not None}),
-        "pids": sorted({m.pid for m in incident.members if m.pid is not None}),
-        "names": sorted({m.name for m in incident.members if m.name}),
+        **_processes(incident.members),
         "driver_version": driver_version,
         "alertable": incident.alertable,
     }
-    return Event(
-        type="fault_incident",
-        at=incident.first_at,
-        source=root.source,
-        key=incident.key,
-        line=root.line,
-        labels={"classification": "nvlink", "severity": severity},
-        details=details,
-    )
+    return _incident("nvlink", severity, incident.first_at, root, incident.key, details)
 
 
 DRIVER_FAULT_MEANING = {
@@ -205,3 +188,34 @@ def driver_fault_event(item: KernelInput, note: NvrmNote, fault: Attributed) -> 
     }
     labels = {"pci_bus_id": fault.pci_bus_id, "kind": fault.kind}
     return event("gpu_driver_fault", item, details, labels)
+
+
+class _Member(Protocol):
+    @property
+    def pid(self) -> int | None: ...
+    @property
+    def name(self) -> str | None: ...
+
+
+class _Root(Protocol):
+    @property
+    def source(self) -> str: ...
+    @property
+    def line(self) -> int: ...
+
+
+def _processes(members: Iterable[_Member]) -> dict[str, list[Any]]:
+    """The processes an incident's records name (``pids``, ``names``)."""
+    members = list(members)
+    return {
+        "pids": sorted({m.pid for m in members if m.pid is not None}),
+        "names": sorted({m.name for m in members if m.name}),
+    }
+
+
+def _incident(
+    classification: str, severity: str, at: float, root: _Root, key: str, details: dict[str, Any]
+) -> Event:
+    """A ``fault_incident`` event, placed at its root record."""
+    labels = {"classification": classification, "severity": severity}
+    return Event("fault_incident", at, root.source, key, root.line, labels, details)
