@@ -17,11 +17,12 @@ from pathlib import Path
 from inferwatch.clock import Clock
 from inferwatch.derive.kernel.effects import KernelInput, kernel_input
 from inferwatch.derive.kernel.metrics import KERNEL_METRICS
-from inferwatch.derive.kernel.pipeline import KernelPipeline, PipelineSettings
+from inferwatch.derive.kernel.pipeline import NVML_SOURCE, KernelPipeline, PipelineSettings
 from inferwatch.model import Event, JournalRecord, LineRecord
 from inferwatch.parsers.kernel import parse_kernel_line, parse_kmsg_record
 from inferwatch.parsers.kernel_message import Kinds, triage
 from inferwatch.parsers.nvidia_proc import ProcGpu, parse_information
+from inferwatch.parsers.xid import XidEvent
 from inferwatch.pipeline.sink import EventSink, apply_effects
 from inferwatch.store.tsdb import SeriesStore
 
@@ -53,6 +54,7 @@ class KernelIngest:
         self.pipeline = KernelPipeline(settings)
         self.proc_root = proc_root
         self._gpus: dict[str, ProcGpu] = {}
+        self._nvml_gpus: dict[str, tuple[str, str]] = {}
         self._gpus_read_at = -1e18
         describe_kernel_metrics(store)
 
@@ -144,6 +146,15 @@ class KernelIngest:
             return
         await apply_effects(self.pipeline.process(item), self.store, self.sink, self._enrich)
 
+    async def nvml_xid(self, pci_bus_id: str, xid: int, at: float, gpu: str, uuid: str) -> None:
+        """An Xid the driver reported through an NVML event (``sources/nvml_events``): into the
+        same pipeline, where the kernel line of the same fault, if it comes, is preferred."""
+        self._nvml_gpus[pci_bus_id] = (gpu, uuid)
+        record = XidEvent(xid=xid, pci_bus_id=pci_bus_id, message=f"NVML event: Xid {xid}")
+        key = f"nvml:{pci_bus_id}:{xid}:{at:.6f}"
+        item = KernelInput(NVML_SOURCE, 0, at, record.message, key, record)
+        await apply_effects(self.pipeline.process(item), self.store, self.sink, self._enrich)
+
     async def tick(self) -> None:
         """Let time-decided effects (settled repeat bursts) out even when the log is quiet."""
         effects = self.pipeline.advance(self.clock.time())
@@ -156,11 +167,16 @@ class KernelIngest:
         if not isinstance(bus, str) or event.details.get("uuid"):
             return event
         gpu = self._proc_gpu(bus)
-        if gpu is None:
+        if gpu is not None:
+            index: int | str | None = gpu.minor
+            uuid: str | None = gpu.uuid
+        elif bus in self._nvml_gpus:
+            index, uuid = self._nvml_gpus[bus]
+        else:
             return event
         details = dict(event.details)
-        details["uuid"] = gpu.uuid
-        details.setdefault("gpu", gpu.minor)
+        details["uuid"] = uuid
+        details.setdefault("gpu", index)
         return replace(event, details=details)
 
     def _proc_gpu(self, bus: str) -> ProcGpu | None:

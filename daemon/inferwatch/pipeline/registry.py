@@ -13,6 +13,7 @@ from typing import Any
 
 from inferwatch.clock import Clock
 from inferwatch.config.models import Config, EngineConfig
+from inferwatch.derive.kernel.pipeline import PipelineSettings
 from inferwatch.model import Kind
 from inferwatch.pipeline.dispatch import LineHandler, StatusHandler
 from inferwatch.pipeline.engine import EngineIngest, local_tz
@@ -102,6 +103,7 @@ def build_kernel(ctx: BuildContext) -> Built:
         boot_id=boot_id,
         alert_max_age=cfg.alert_max_age,
         first_start=checkpoint is None,
+        settings=PipelineSettings(correlation_window=cfg.correlation_window),
         proc_root=ctx.config.paths.proc,
     )
     reasons: list[str] = []

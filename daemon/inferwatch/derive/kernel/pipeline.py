@@ -10,6 +10,8 @@ produce the same effects. What it knows across records:
 - NVLink faults and the Xid 45 teardowns they cause, across GPUs (``nvlink``: counted per GPU at
   once, one ``nvlink`` incident once it has settled);
 - fall-off twins and SXid continuation lines (``kernel_dedupe``: counted once);
+- an Xid reported both as an NVML event and as a kernel line (``echoes``: counted once, the
+  line preferred; an NVML-born input has ``source == NVML_SOURCE``);
 - bus id → UUID from the driver's mapping lines, and the driver version from its banner;
 - faults the driver logs without an Xid (``driver_faults``: GSP timeouts, init failures), with
   the driver's GPU numbers paired to bus ids only where an Xid line pairs them.
@@ -31,6 +33,7 @@ from inferwatch.derive.kernel import metrics as m
 from inferwatch.derive.kernel.correlate import DEFAULT_WINDOW, MmuCorrelator, MmuSighting
 from inferwatch.derive.kernel.dedupe import FallOffTwins, SxidEvents
 from inferwatch.derive.kernel.driver_faults import DriverFaults
+from inferwatch.derive.kernel.echoes import XidEchoes
 from inferwatch.derive.kernel.effects import KernelInput, counter, event
 from inferwatch.derive.kernel.events import (
     all_ranks_event,
@@ -56,6 +59,7 @@ from inferwatch.parsers.xid import GpuMapping, NvrmNote, SXidEvent, XidEvent
 from inferwatch.parsers.xid_catalog import lookup
 
 MAX_UUIDS = 1024
+NVML_SOURCE = "nvml"
 
 
 @dataclass(frozen=True, slots=True)
@@ -68,12 +72,13 @@ class PipelineSettings:
     fall_off_window: float = 5.0
     sxid_window: float = 1.0
     repeat_horizon: float = DEFAULT_HORIZON
+    nvml_hold: float = 1.0
 
 
 class KernelPipeline:
     __slots__ = ("_driver_version", "_newest", "_uuids", "aer", "correlator", "driver_faults",
-                 "fall_offs", "gpu_processes", "incidents", "nvlink", "repeats", "settings",
-                 "sxids")  # fmt: skip
+                 "echoes", "fall_offs", "gpu_processes", "incidents", "nvlink", "repeats",
+                 "settings", "sxids")  # fmt: skip
 
     def __init__(self, settings: PipelineSettings | None = None) -> None:
         s = self.settings = settings or PipelineSettings()
@@ -83,6 +88,7 @@ class KernelPipeline:
         self.nvlink = NvlinkIncidents(s.follow_window, s.max_skew)
         self.fall_offs = FallOffTwins(s.fall_off_window, s.max_skew)
         self.sxids = SxidEvents(s.sxid_window, s.max_skew)
+        self.echoes = XidEchoes(s.correlation_window, s.nvml_hold, s.max_skew)
         self.aer = GpuAerReports()
         self.gpu_processes = GpuProcesses()
         self.driver_faults = DriverFaults(s.follow_window)
@@ -94,7 +100,8 @@ class KernelPipeline:
     def state_size(self) -> int:
         """Entries held across records (for tests asserting that state stays bounded)."""
         parts = (self.correlator, self.incidents, self.repeats, self.nvlink, self.fall_offs,
-                 self.sxids, self.aer, self.gpu_processes, self.driver_faults)  # fmt: skip
+                 self.sxids, self.aer, self.gpu_processes, self.driver_faults,
+                 self.echoes)  # fmt: skip
         return sum(part.state_size for part in parts) + len(self._uuids)
 
     def process(self, item: KernelInput) -> list[Effect]:
@@ -102,7 +109,7 @@ class KernelPipeline:
         effects: list[Effect] = self.advance(item.at)
         record = item.record
         if isinstance(record, XidEvent):
-            effects += self._xid(item, record)
+            effects += self._xid_sighting(item, record)
         elif isinstance(record, SXidEvent):
             effects += self._sxid(item, record)
         elif isinstance(record, GpuMapping):
@@ -120,15 +127,34 @@ class KernelPipeline:
         if now <= self._newest:
             return []
         self._newest = now
-        effects: list[Effect] = [self._repeat(r) for r in self.repeats.close(now)]
+        effects: list[Effect] = self._released(self.echoes.release(now))
+        effects += [self._repeat(r) for r in self.repeats.close(now)]
         effects += self._pcie(self.aer.close(now))
         return effects + self._nvlink_settled(self.nvlink.close(now))
 
     def flush(self) -> list[Effect]:
         """End of input: decide everything still waiting for time to pass."""
-        effects: list[Effect] = [self._repeat(r) for r in self.repeats.close_all()]
+        effects: list[Effect] = self._released(self.echoes.release_all())
+        effects += [self._repeat(r) for r in self.repeats.close_all()]
         effects += self._pcie(self.aer.close_all())
         return effects + self._nvlink_settled(self.nvlink.close_all())
+
+    def _xid_sighting(self, item: KernelInput, xid: XidEvent) -> list[Effect]:
+        """An Xid from either origin, minus the echo of one the other origin reported."""
+        if xid.pci_bus_id is None:
+            return self._xid(item, xid)
+        key = (xid.pci_bus_id, xid.xid)
+        if item.source == NVML_SOURCE:
+            self.echoes.nvml(key, item)
+            return []
+        return self._xid(item, xid) if self.echoes.line(key, item.at) else []
+
+    def _released(self, items: list[KernelInput]) -> list[Effect]:
+        effects: list[Effect] = []
+        for item in items:
+            if isinstance(item.record, XidEvent):
+                effects += self._xid(item, item.record)
+        return effects
 
     def _xid(self, item: KernelInput, xid: XidEvent) -> list[Effect]:
         bus = xid.pci_bus_id
