@@ -16,6 +16,26 @@ Both are pure and bounded: entries are dropped ``window + max_skew`` behind the 
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Protocol, TypeVar
+
+
+class _Timed(Protocol):
+    @property
+    def at(self) -> float: ...
+
+
+K = TypeVar("K")
+T = TypeVar("T", bound=_Timed)
+
+
+def drop_before(entries: dict[K, list[T]], horizon: float) -> None:
+    """Forget the entries older than ``horizon``, and the keys left with none."""
+    for key in list(entries):
+        kept = [e for e in entries[key] if e.at >= horizon]
+        if kept:
+            entries[key] = kept
+        else:
+            del entries[key]
 
 
 @dataclass(slots=True)
@@ -52,13 +72,7 @@ class FallOffTwins:
         return None
 
     def _expire(self, at: float) -> None:
-        horizon = at - self.window - self.max_skew
-        for bus in list(self._seen):
-            kept = [e for e in self._seen[bus] if e.at >= horizon]
-            if kept:
-                self._seen[bus] = kept
-            else:
-                del self._seen[bus]
+        drop_before(self._seen, at - self.window - self.max_skew)
 
 
 @dataclass(slots=True)

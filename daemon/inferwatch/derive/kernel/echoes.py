@@ -15,6 +15,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from inferwatch.derive.kernel.dedupe import drop_before
 from inferwatch.derive.kernel.effects import KernelInput
 
 Key = tuple[str, int]
@@ -85,10 +86,4 @@ class XidEchoes:
         return False
 
     def _expire(self, at: float) -> None:
-        horizon = at - self.window - self.max_skew
-        for key in list(self._seen):
-            kept = [s for s in self._seen[key] if s.at >= horizon]
-            if kept:
-                self._seen[key] = kept
-            else:
-                del self._seen[key]
+        drop_before(self._seen, at - self.window - self.max_skew)
