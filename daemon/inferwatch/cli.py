@@ -6,6 +6,7 @@ import argparse
 import contextlib
 import gc
 import json
+import os
 import sys
 from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
@@ -426,7 +427,13 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser = build_parser()
     args = parser.parse_args(argv)
     func: Command = args.func
-    return func(args)
+    try:
+        return func(args)
+    except BrokenPipeError:
+        # the reader went away (`inferwatch replay ... | head`): stop quietly, as Unix tools do,
+        # and keep the interpreter's final flush from raising again
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        return 141
 
 
 if __name__ == "__main__":
