@@ -1,16 +1,18 @@
 #!/usr/bin/env bash
 # Engine-log ingest: `inferwatch replay --engine-log` (with the shipped rules, and --no-rules) vs
-# `mtail --one_shot` vs `grep -F -c` on the 1 M-line synthetic vLLM log of
-# ../shared/bench/gen_vllm_log.py, side by side, in rounds (ROUNDS, default 3) within one run.
-# Target (issue "Engine pipeline"): replay at >= 10x the speed of mtail.
+# `mtail --one_shot` (bench/mtail/engine.mtail: the same figures) vs `grep -F -c` on a 1 M-line
+# synthetic vLLM log of bench/gen_engine_log.py (LINES to change), side by side, in rounds
+# (ROUNDS, default 3) within one run; the first round's replay and mtail outputs are checked
+# against the log's ground truth (bench/check_counts.py).
+# Target (issue "Benchmarks"): replay at >= 15x the speed of mtail and <= 5x grep's time.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-shared=${SHARED:-../shared}
 out=${BENCH_OUT:-bench/out}
 rounds=${ROUNDS:-3}
+lines=${LINES:-1000000}
 mkdir -p "$out"
-log="$out/vllm-1m.log"
-[ -f "$log" ] || python3 "$shared/bench/gen_vllm_log.py" "$log" 1000000 > /dev/null
+log="$out/engine-$lines.log"
+[ -f "$log" ] || python3 bench/gen_engine_log.py "$log" "$lines" > /dev/null
 command -v mtail > /dev/null || { apt-get install -y -q mtail > /dev/null; }
 cat "$log" > /dev/null  # page cache warm for every contender
 # Byte-compiled modules, as an installed package has them (pip compiles at install; an editable
@@ -27,21 +29,25 @@ timed() {
 }
 names=(mtail grep replay replay_no_rules)
 for ((r = 1; r <= rounds; r++)); do
-  timed mtail --one_shot --one_shot_format prometheus --progs "$shared/bench/mtail" --logs "$log" \
+  timed mtail --one_shot --one_shot_format prometheus --progs bench/mtail --logs "$log" \
     > "$out/t.mtail.$r"
+  [ "$r" -gt 1 ] || cp "$out/last.out" "$out/mtail.prom"
   timed env LC_ALL=C grep -F -c 'Avg generation throughput' "$log" > "$out/t.grep.$r"
   timed .venv/bin/inferwatch replay --engine-log "$log" --format jsonl --year 2026 \
     > "$out/t.replay.$r"
+  [ "$r" -gt 1 ] || cp "$out/last.out" "$out/replay.jsonl"
   timed .venv/bin/inferwatch replay --no-rules --engine-log "$log" --format jsonl --year 2026 \
     > "$out/t.replay_no_rules.$r"
 done
 echo "load average after: $(cut -d' ' -f1-3 /proc/loadavg)"
+python3 bench/check_counts.py "$log.expected.json" "$out/replay.jsonl" "$out/mtail.prom"
 
-python3 - "$out" "$rounds" "$(stat -c %s "$log")" "${names[@]}" <<'PY'
+python3 - "$out" "$rounds" "$(stat -c %s "$log")" "$lines" "${names[@]}" <<'PY'
 import statistics
 import sys
 
-out, rounds, size, names = sys.argv[1], int(sys.argv[2]), float(sys.argv[3]), sys.argv[4:]
+out, rounds, size, lines = sys.argv[1], int(sys.argv[2]), float(sys.argv[3]), int(sys.argv[4])
+names = sys.argv[5:]
 runs = {
     n: [tuple(map(float, open(f"{out}/t.{n}.{r}").read().split())) for r in range(1, rounds + 1)]
     for n in names
@@ -53,7 +59,7 @@ label = {
     "replay": "inferwatch replay (rules)",
     "replay_no_rules": "inferwatch replay --no-rules",
 }
-print(f"file: {size / 1e6:.0f} MB, 1,000,000 lines; {rounds} rounds, median wall (all: wall/cpu)")
+print(f"file: {size / 1e6:.0f} MB, {lines:,} lines; {rounds} rounds, median wall (all: wall/cpu)")
 for n in names:
     each = "  ".join(f"{w:.2f}/{c:.2f}" for w, c in runs[n])
     print(f"{label[n]:<30} {wall[n]:6.2f} s   [{each}]")
