@@ -11,7 +11,10 @@ directory is "nowhere" until it is moved back. Fake clock, real files, no sleeps
 from __future__ import annotations
 
 import os
+import time
 from pathlib import Path
+
+import pytest
 
 from inferwatch.sources.tail.checkpoint import Checkpoint
 from inferwatch.sources.tail.identity import DirListing, SiblingRule
@@ -109,10 +112,21 @@ def _saved_entry(tmp_path: Path) -> Checkpoint:
     return Checkpoint.from_json(h.saved)
 
 
+class StaleListing(DirListing):
+    """A listing taken just before a rename in the same timestamp tick: it cannot see it."""
+
+    def __init__(self, names: list[str]) -> None:
+        super().__init__()
+        self.fixed = names
+
+    def names(self, directory: str) -> list[str]:
+        return list(self.fixed)
+
+
 def test_restore_lists_again_for_a_file_renamed_after_the_listing(tmp_path: Path) -> None:
     (entry,) = _saved_entry(tmp_path).files
-    listing = DirListing()
-    assert listing.names(str(tmp_path)) == ["app.log", "app.log.1"]
+    assert DirListing().names(str(tmp_path)) == ["app.log", "app.log.1"]
+    listing = StaleListing(["app.log", "app.log.1"])
     os.rename(tmp_path / "app.log.1", tmp_path / "app.log.2")  # a name the listing lacks
     first = resume_all([entry], {}, RULE, listing, set())
     assert (first.resumed, first.missing) == ([], [entry])
@@ -130,3 +144,31 @@ def test_a_file_gone_at_restore_is_missing_not_expired(tmp_path: Path) -> None:
     os.unlink(tmp_path / "app.log.1")
     found, _ = resume_relisting([entry], {}, RULE, DirListing())
     assert (found.resumed, found.missing) == ([], [entry])
+
+
+def test_a_listing_is_reused_until_the_directory_changes(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """No listing per poll of a quiet directory; a new name shows at once (mtime changes), and
+    a listing taken in the directory's own timestamp tick is taken again (racy)."""
+    calls: list[str] = []
+    real = os.listdir
+
+    def counting(path: str) -> list[str]:
+        calls.append(path)
+        return real(path)
+
+    monkeypatch.setattr(os, "listdir", counting)
+    (tmp_path / "app.log").write_text("x\n")
+    listing = DirListing()
+    assert listing.names(str(tmp_path)) == ["app.log"]
+    assert listing.names(str(tmp_path)) == ["app.log"]
+    assert len(calls) == 2  # racy: the directory changed within RACY_NS of the listing
+    old = time.time_ns() - 10 * DirListing.RACY_NS
+    os.utime(tmp_path, ns=(old, old))
+    listing.names(str(tmp_path))
+    assert [listing.names(str(tmp_path)) for _ in range(5)] == [["app.log"]] * 5
+    assert len(calls) == 3  # one more listing, then reused
+    (tmp_path / "app.log.1").write_text("y\n")
+    assert listing.names(str(tmp_path)) == ["app.log", "app.log.1"]
+    assert len(calls) == 4

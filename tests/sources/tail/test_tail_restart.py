@@ -14,6 +14,7 @@ from typing import Any
 
 import pytest
 
+from inferwatch.sources.tail.identity import ANCHOR_BYTES, digest
 from inferwatch.sources.tail.tailer import CheckpointError, TailConfig, Tailer
 from sources.tail.tail_harness import AppendWriter, Harness, PwriteWriter, encode, numbered
 
@@ -269,3 +270,23 @@ def test_checkpoint_before_the_first_poll_and_after_close_forgets_nothing(tmp_pa
     assert again.checkpoint() == saved
     again.close()
     assert again.checkpoint() == saved
+
+
+def test_a_line_acked_inside_a_block_is_checkpointed_with_its_anchor(tmp_path: Path) -> None:
+    """Records are acknowledged one by one; the anchor of a line inside a delivered block is
+    read when the checkpoint is taken, and it is the bytes before that line's end."""
+    h = Harness(tmp_path)
+    h.acks = False
+    AppendWriter(h.path).lines(numbered("A", 5))
+    lines = h.tick()
+    assert len(lines) == 5
+    h.tailer.ack(lines[1].position)
+    saved = h.tailer.checkpoint()
+    (entry,) = saved["files"]
+    offset = lines[1].position[1]
+    data = (tmp_path / "app.log").read_bytes()
+    assert entry["offset"] == offset
+    assert entry["anchor"] == digest(data[max(0, offset - ANCHOR_BYTES) : offset])
+    h.tailer.close()
+    restarted = Harness(tmp_path, checkpoint=saved)
+    assert restarted.tick()[0].text == lines[2].text  # resumed right after the acked line

@@ -75,7 +75,7 @@ class AckLedger:
                 continue
             if block.first_seq <= seq:
                 line_no = block.first_line_no + (seq - block.first_seq)
-                follower.commit(offset, line_no, follower.anchor_at(offset), seq)
+                follower.commit_within(offset, line_no, seq)
                 block.first_seq = seq + 1
                 block.first_line_no = line_no + 1
             break

@@ -58,6 +58,7 @@ class Follower:
 
     __slots__ = (
         "acked_seq",
+        "anchor_due",
         "committed_anchor",
         "committed_line_no",
         "committed_offset",
@@ -126,6 +127,7 @@ class Follower:
         self.committed_offset = offset
         self.committed_line_no = line_no
         self.committed_anchor: bytes | None = self.tail
+        self.anchor_due = False
 
     # -- state of the file -------------------------------------------------------------------
 
@@ -344,9 +346,19 @@ class Follower:
         self.committed_offset = offset
         self.committed_line_no = line_no
         self.committed_anchor = anchor
+        self.anchor_due = False
         self.acked_seq = seq
 
+    def commit_within(self, offset: int, line_no: int, seq: int) -> None:
+        """Commit a line inside a delivered block; its anchor is read when a checkpoint asks
+        (:meth:`entry`), not per line: records are acknowledged one by one."""
+        self.commit(offset, line_no, None, seq)
+        self.anchor_due = True
+
     def entry(self, name: str | None) -> FileEntry:
+        if self.anchor_due:
+            self.committed_anchor = self.anchor_at(self.committed_offset)
+            self.anchor_due = False
         anchor = self.committed_anchor
         return FileEntry(
             path=self.label,

@@ -8,7 +8,7 @@
   bytes we already consumed are still there. A truncated, replaced or regrown file fails the
   anchor even when its size looks fine.
 - Rotated siblings (``app.log.1``, ``app.log-20240101``) are found by name next to the file, from
-  one sorted directory listing per reconcile.
+  a sorted directory listing taken again only when the directory changed.
 """
 
 # Paths are plain strings and I/O goes through os.* on purpose: the tailer works on descriptors
@@ -22,6 +22,7 @@ import contextlib
 import glob
 import hashlib
 import os
+import time
 from dataclasses import dataclass
 from fnmatch import fnmatchcase
 
@@ -115,21 +116,43 @@ def _is_regular(st: os.stat_result) -> bool:
 
 
 class DirListing:
-    """Sorted directory listings, each read at most once per reconcile (a cache, then dropped)."""
+    """Sorted directory listings, kept while the directory's mtime says no entry changed.
+
+    Listing a busy log directory on every poll cost more than reading the log itself, so a
+    listing is reused as long as the directory's mtime is the one it was taken at. Timestamps
+    are coarse (a clock tick), so like git's "racy" index entries a listing taken within
+    :data:`RACY_NS` of that mtime is not trusted: a rename in the same tick would not show.
+    """
+
+    RACY_NS = 2_000_000_000
 
     def __init__(self) -> None:
         self._names: dict[str, list[str]] = {}
         self._mtimes: dict[str, int] = {}
+        self._listed_at: dict[str, int] = {}
 
     def names(self, directory: str) -> list[str]:
+        try:
+            mtime = os.stat(directory or ".").st_mtime_ns
+        except OSError:
+            self._forget(directory)
+            return []
         found = self._names.get(directory)
-        if found is None:
-            try:
-                self._mtimes[directory] = os.stat(directory or ".").st_mtime_ns
-                found = sorted(os.listdir(directory or "."))
-            except OSError:
-                found = []
-            self._names[directory] = found
+        if (
+            found is not None
+            and self._mtimes.get(directory) == mtime
+            and self._listed_at[directory] - mtime > self.RACY_NS
+        ):
+            return found
+        listed_at = time.time_ns()
+        try:
+            found = sorted(os.listdir(directory or "."))
+        except OSError:
+            self._forget(directory)
+            return []
+        self._names[directory] = found
+        self._mtimes[directory] = mtime
+        self._listed_at[directory] = listed_at
         return found
 
     def unchanged(self, directory: str) -> bool:
@@ -138,6 +161,11 @@ class DirListing:
             return os.stat(directory or ".").st_mtime_ns == self._mtimes.get(directory)
         except OSError:
             return False
+
+    def _forget(self, directory: str) -> None:
+        self._names.pop(directory, None)
+        self._mtimes.pop(directory, None)
+        self._listed_at.pop(directory, None)
 
 
 @dataclass(frozen=True, slots=True)

@@ -79,6 +79,7 @@ class Tailer:
         self._turn = 0
         self._watch_dirs: frozenset[str] = frozenset()
         self._frozen: dict[str, Any] | None = None
+        self._listing = DirListing()
 
     # -- public API ------------------------------------------------------------------------
 
@@ -87,7 +88,7 @@ class Tailer:
 
         ``more`` is set when the budget ran out, i.e. calling again at once will find data.
         """
-        listing = DirListing()
+        listing = self._listing
         now = self._clock.monotonic()
         if not self._started:
             self._started = True
