@@ -390,6 +390,7 @@ class Daemon:
             await tick()
         self.rules.tick()
         self.supervisor.refresh()
+        self.telemetry.flush()
         self.telemetry.store_size()
 
     def _on_transitions(self, transitions: list[AlertTransition]) -> None:

@@ -9,7 +9,7 @@ from __future__ import annotations
 import platform
 
 from inferwatch import __version__
-from inferwatch.labels import make_labels
+from inferwatch.labels import Labels, make_labels
 from inferwatch.model import Kind
 from inferwatch.store.tsdb import SeriesStore
 
@@ -39,9 +39,16 @@ _HELP: dict[str, tuple[Kind, str]] = {
 }
 
 
+#: How often the per-record count reaches the store (a busy log hands on 1,000s a second).
+RECORDS_FLUSH_S = 0.25
+
+
 class Telemetry:
     def __init__(self, store: SeriesStore) -> None:
         self.store = store
+        self._records: dict[str, int] = {}
+        self._records_labels: dict[str, Labels] = {}
+        self._records_flushed = float("-inf")
         for name, (kind, text) in _HELP.items():
             store.describe(name, kind, text)
 
@@ -62,7 +69,20 @@ class Telemetry:
         self.store.inc(RECORDS_DROPPED, make_labels({"queue": queue}), float(count))
 
     def records(self, source: str, count: int = 1) -> None:
-        self.store.inc(RECORDS_READ, make_labels({"source": source}), float(count))
+        """Count records handed on; the store sees the sum at most every ``RECORDS_FLUSH_S``
+        (and at each :meth:`flush`), not one sample per record."""
+        self._records[source] = self._records.get(source, 0) + count
+        if self.store.clock.monotonic() - self._records_flushed >= RECORDS_FLUSH_S:
+            self.flush()
+
+    def flush(self) -> None:
+        self._records_flushed = self.store.clock.monotonic()
+        for source, count in self._records.items():
+            labels = self._records_labels.get(source)
+            if labels is None:
+                labels = self._records_labels[source] = make_labels({"source": source})
+            self.store.inc(RECORDS_READ, labels, float(count), wake=False)
+        self._records.clear()
 
     def scrape_duration(self, source: str, seconds: float) -> None:
         self.store.set(SCRAPE_DURATION, make_labels({"source": source}), seconds)

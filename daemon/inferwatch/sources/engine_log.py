@@ -81,6 +81,7 @@ class FileLinesSource:
         stream = cast(AsyncGenerator[list[TailLine], None], follow(tailer, watcher=self.watcher))
         async with contextlib.aclosing(stream):
             async for batch in stream:
+                read_at = self.clock.time()  # one read: the batch's lines arrived together
                 for line in batch:
                     await emit(
                         LineRecord(
@@ -88,7 +89,7 @@ class FileLinesSource:
                             path=line.path,
                             line_no=line.line_no,
                             text=line.text,
-                            read_at=self.clock.time(),
+                            read_at=read_at,
                             ack=self._acker(tailer, line.position),
                         )
                     )
