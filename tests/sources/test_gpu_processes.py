@@ -67,7 +67,8 @@ def children() -> Iterator[list[subprocess.Popen[bytes]]]:
     for p in procs:
         if p.poll() is None:
             p.kill()
-        p.wait(timeout=10)
+        with p:  # closes its pipes and waits: reaped
+            pass
 
 
 def is_zombie(pid: int) -> bool:
