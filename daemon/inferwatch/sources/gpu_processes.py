@@ -16,7 +16,9 @@ each (GPU, PID) with a state:
 ``zombie``, ``gone`` and ``parent_gone`` are orphaned: their bytes add up per GPU in
 ``inferwatch_gpu_orphaned_memory_bytes``, exported for every GPU (0 when none). A process is
 identified by psutil's (PID, start time), so a reused PID starts afresh; what never changes for
-one process (start time, unit, parent when first seen) is read once. PIDs NVML has not listed
+one process (start time, unit, parent when first seen) is read once, which also keeps a v1
+zombie's unit (its cgroup then reads as the root). A process first seen after its parent died
+reads as ``running``: the parent it had is no longer knowable. PIDs NVML has not listed
 for :data:`FORGET_AFTER_POLLS` polls are forgotten. Nothing here raises for a process that
 vanished between two reads: it is classified with what is known.
 
