@@ -106,6 +106,8 @@ def _entry_problems(
         unread = unread_keys(lambda raw: build(kind, raw), entry)
     except (ValueError, TypeError, KeyError, AttributeError) as exc:
         message = str(exc) if isinstance(exc, ValueError) else f"{type(exc).__name__}: {exc}"
+        if getattr(exc, "at", ("",))[0] == "http_config" and "http_config" not in item:
+            return []  # global.http_config's own problem, reported at its place
         where: Loc = (*loc, *_present(item, getattr(exc, "at", ())))
         line, col = located.position(where)
         return [Problem(name, line, col, format_loc(where), message)]
