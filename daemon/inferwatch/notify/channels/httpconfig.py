@@ -26,6 +26,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from inferwatch.config.web import TLS_VERSIONS
 from inferwatch.redact import register_secret
 
 
@@ -35,14 +36,6 @@ class HttpConfigError(ValueError):
     def __init__(self, message: str, *at: str) -> None:
         super().__init__(message)
         self.at = ("http_config", *at)
-
-
-TLS_VERSIONS: dict[str, ssl.TLSVersion] = {
-    "TLS10": ssl.TLSVersion.TLSv1,
-    "TLS11": ssl.TLSVersion.TLSv1_1,
-    "TLS12": ssl.TLSVersion.TLSv1_2,
-    "TLS13": ssl.TLSVersion.TLSv1_3,
-}
 
 
 def secret_or_file(
@@ -67,11 +60,7 @@ class Credential:
     path: Path | None = None
 
     def read(self) -> str:
-        return (
-            ""
-            if self.value is None and self.path is None
-            else secret_or_file(self.value, self.path)
-        )
+        return secret_or_file(self.value, self.path)
 
 
 def _credential(raw: Mapping[str, Any], name: str, where: str, *at: str) -> Credential | None:
