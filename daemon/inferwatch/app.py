@@ -29,13 +29,14 @@ from inferwatch.clock import SYSTEM_CLOCK, Clock
 from inferwatch.config.defaults import default_external_labels
 from inferwatch.config.models import Config
 from inferwatch.config.types import split_listen
-from inferwatch.configfile import load_config
+from inferwatch.configfile import load_with_web
 from inferwatch.errors import ConfigError
 from inferwatch.export.collector import StoreCollector
-from inferwatch.export.exposure import exposure_problem
+from inferwatch.export.exposure import EXPOSED_HELP, EXPOSED_METRIC, exposure_problem
 from inferwatch.export.server import ExportServer, build_registry
+from inferwatch.labels import make_labels
 from inferwatch.logsetup import get_logger
-from inferwatch.model import Event
+from inferwatch.model import Event, Kind
 from inferwatch.notify.digest.schedule import DigestService
 from inferwatch.notify.service import SILENCES_FILE, NotifyService
 from inferwatch.notify.silence import Silences
@@ -75,12 +76,14 @@ class Daemon:
         state_dir: Path,
         *,
         config_path: Path | None = None,
+        web_config_path: Path | None = None,
         listen: str | None = None,
         clock: Clock = SYSTEM_CLOCK,
         notifier: Notifier | None = None,
     ) -> None:
         self.config = config
         self.config_path = config_path
+        self.web_config_path = web_config_path
         self.state_dir = state_dir
         self.listen = listen or config.listen
         self.clock = clock
@@ -113,6 +116,7 @@ class Daemon:
         self.server: ExportServer | None = None
         self.built = Built()
         self.problems: list[str] = []
+        self._exposure: str | None = None
         self.started_at = clock.time()
         self.last_snapshot: float | None = None
         self.checkpoints: dict[str, Any] = {}
@@ -143,6 +147,7 @@ class Daemon:
             self._scraped,
             alerts=self.rules.alerts_doc,
             silences=SilenceAPI(self._silences, self.state_dir / SILENCES_FILE, self.clock),
+            web_config=self.config.web,
         )
         try:
             bound = await self.server.start(host, port)
@@ -150,10 +155,7 @@ class Daemon:
             log.error("cannot listen", listen=self.listen, error=exc.strerror)
             self._close_state()
             return 1
-        exposed = exposure_problem(self.server.addresses or [bound[0]])
-        if exposed is not None:
-            log.warning("HTTP API reachable off the host", listen=self.listen, problem=exposed)
-            self.problems.append(exposed)
+        self._report_exposure(warn=True)
         self.watcher.start()
         self._watch_rules()
         self._start_sources()
@@ -351,7 +353,7 @@ class Daemon:
         self.notifier.reloading()
         try:
             # parsed in a worker thread: a large or slow file never stalls the event loop
-            new = await asyncio.to_thread(load_config, self.config_path)
+            new = await asyncio.to_thread(load_with_web, self.config_path, self.web_config_path)
         except ConfigError as exc:
             log.error("config reload failed; keeping the running config", problems=str(exc))
             self.notifier.ready("reload failed; running the previous config")
@@ -362,6 +364,10 @@ class Daemon:
             return
         if new.listen != self.config.listen:
             log.warning("listen address changes need a restart", running=self.listen)
+        if self.server is not None:
+            if not self.server.set_web(new.web):
+                log.warning("web.tls_server_config changes need a restart")
+            self._report_exposure(warn=False)
         await self.write_snapshot()
         await self._stop_sources()
         self.config = new
@@ -374,6 +380,26 @@ class Daemon:
         self._start_sources()
         log.info("config reloaded", config=str(self.config_path))
         self.notifier.ready("reloaded")
+
+    def _report_exposure(self, *, warn: bool) -> None:
+        """The exposure problem (replacing any earlier one) and its alert's series."""
+        assert self.server is not None
+        addresses = self.server.addresses or [split_listen(self.listen)[0]]
+        web = self.server.web
+        exposed = exposure_problem(
+            addresses,
+            authenticated=web.auth_enabled,
+            encrypted=web.tls_server_config is not None,
+        )
+        self.problems = [p for p in self.problems if p != self._exposure]
+        self._exposure = exposed
+        if exposed is not None:
+            if warn:
+                log.warning("HTTP API reachable off the host", listen=self.listen, problem=exposed)
+            self.problems.append(exposed)
+        open_to_all = exposed is not None and not web.auth_enabled
+        self.store.describe(EXPOSED_METRIC, Kind.GAUGE, EXPOSED_HELP)
+        self.store.set(EXPOSED_METRIC, make_labels({}), 1.0 if open_to_all else 0.0)
 
     # -- periodic jobs ----------------------------------------------------------------------
     def _schedule(self) -> None:

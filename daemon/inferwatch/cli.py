@@ -19,6 +19,7 @@ if TYPE_CHECKING:
     import datetime
 
     from inferwatch.config.models import Config
+    from inferwatch.export.apiclient import ApiTarget
 
 # Heavy modules (pydantic config models, asyncio, structlog) are imported by the commands that
 # need them: `replay` starts its file scan before any of them load.
@@ -50,12 +51,13 @@ def _listen(value: str) -> str:
 
 def cmd_run(args: argparse.Namespace) -> int:
     from inferwatch.app import Daemon
+    from inferwatch.configfile import load_with_web
     from inferwatch.runtime.runner import run_bounded
     from inferwatch.statedir import StateDirInUse, lock_state_dir, resolve_state_dir
 
     configure_logging(args.log_level)
     try:
-        config = load_config(args.config)
+        config = load_with_web(args.config, args.web_config_file)
     except ConfigError as exc:
         print(exc, file=sys.stderr)
         return 2
@@ -69,6 +71,7 @@ def cmd_run(args: argparse.Namespace) -> int:
         config,
         state_dir,
         config_path=Path(args.config) if args.config else None,
+        web_config_path=Path(args.web_config_file) if args.web_config_file else None,
         listen=args.listen,
     )
     try:
@@ -88,13 +91,16 @@ def cmd_demo(args: argparse.Namespace) -> int:
 
 
 def cmd_check(args: argparse.Namespace) -> int:
+    from inferwatch.configfile import load_with_web
+
     try:
-        load_config(args.config)
+        load_with_web(args.config, args.web_config_file)
     except ConfigError as exc:
         for problem in exc.problems:
             print(problem)
         return 2
-    where = args.config or "embedded defaults"
+    where = " and ".join(x for x in (args.config, args.web_config_file) if x)
+    where = where or "embedded defaults"
     print(f"{where}: OK")
     return _check_rules(args.rules) if args.rules else 0
 
@@ -232,14 +238,46 @@ def cmd_version(_args: argparse.Namespace) -> int:
     return 0
 
 
+def _api_target(args: argparse.Namespace) -> ApiTarget | None:
+    """Where the daemon's API is and the credentials for it; None (after saying why) when the
+    ``--http.config.file`` is bad."""
+    from inferwatch.export.apiclient import api_target
+
+    try:
+        return api_target(args.listen, args.url, args.http_config_file)
+    except ConfigError as exc:
+        for problem in exc.problems:
+            print(problem, file=sys.stderr)
+        return None
+    except OSError as exc:  # a credential file named in it cannot be read
+        print(f"cannot read a credential file: {exc}", file=sys.stderr)
+        return None
+
+
+def _unauthorized(status: int) -> str:
+    return (
+        "the daemon asks for credentials: give --http.config.file (basic_auth) or set "
+        "$INFERWATCH_HTTP_CONFIG_FILE"
+        if status == 401
+        else "the daemon refused these credentials"
+    )
+
+
 def cmd_status(args: argparse.Namespace) -> int:
     import httpx
 
-    url = f"http://{args.listen}/api/v1/status"
+    target = _api_target(args)
+    if target is None:
+        return 2
+    url = f"{target.base}/api/v1/status"
     try:
-        response = httpx.get(url, timeout=5.0, trust_env=False)
+        with target.client() as client:
+            response = client.get(url, extensions=target.extensions())
+        if response.status_code in (401, 403):
+            print(f"inferwatch at {url}: {_unauthorized(response.status_code)}", file=sys.stderr)
+            return 1
         response.raise_for_status()
-    except httpx.HTTPError as exc:
+    except (httpx.HTTPError, OSError) as exc:
         print(f"cannot reach inferwatch at {url}: {exc}", file=sys.stderr)
         return 1
     print(json.dumps(response.json(), indent=2))
@@ -303,23 +341,31 @@ def cmd_silence(args: argparse.Namespace) -> int:
 
     from inferwatch.notify.silence_api import format_listing, request_body
 
-    url = f"http://{args.listen}/api/v1/silences"
+    target = _api_target(args)
+    if target is None:
+        return 2
+    url = f"{target.base}/api/v1/silences"
     json_type = {"Content-Type": "application/json"}  # the daemon refuses other writes (415)
+    ext = target.extensions()
     try:
-        with httpx.Client(timeout=10.0, trust_env=False) as client:
+        with target.client() as client:
             if args.action == "add":
                 author = args.author or os.environ.get("USER") or getpass.getuser()
                 body = request_body(args.matcher, args.duration, args.comment, author, time.time())
-                response = client.post(url, json=body)
+                response = client.post(url, json=body, extensions=ext)
             elif args.action == "list":
-                response = client.get(url)
+                response = client.get(url, extensions=ext)
             else:
-                response = client.delete(f"{url}/{quote(args.id, safe='')}", headers=json_type)
+                where = f"{url}/{quote(args.id, safe='')}"
+                response = client.delete(where, headers=json_type, extensions=ext)
     except ValueError as exc:  # a bad matcher or duration, found before anything was sent
         print(f"silence {args.action}: {exc}", file=sys.stderr)
         return 2
-    except httpx.HTTPError as exc:
-        print(f"cannot reach inferwatch at {args.listen}: {exc}", file=sys.stderr)
+    except (httpx.HTTPError, OSError) as exc:
+        print(f"cannot reach inferwatch at {target.base}: {exc}", file=sys.stderr)
+        return 1
+    if response.status_code in (401, 403):
+        print(f"silence {args.action}: {_unauthorized(response.status_code)}", file=sys.stderr)
         return 1
     try:
         doc = response.json()
@@ -359,6 +405,35 @@ def _replay_arguments(replay: argparse.ArgumentParser) -> None:
     )
 
 
+def _web_config_argument(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument(
+        "--web.config.file",
+        dest="web_config_file",
+        metavar="F",
+        help="TLS and basic auth for the HTTP server, in exporter-toolkit's web-config format "
+        "(instead of the config's web: section)",
+    )
+
+
+def _client_arguments(parser: argparse.ArgumentParser) -> None:
+    """How the API commands find and authenticate to the daemon."""
+    parser.add_argument(
+        "--listen", type=_listen, default="127.0.0.1:9945", help="the daemon's HOST:PORT"
+    )
+    parser.add_argument(
+        "--url",
+        help="the daemon's base URL, e.g. https://host:9945 (default: $INFERWATCH_URL, "
+        "else http:// and --listen)",
+    )
+    parser.add_argument(
+        "--http.config.file",
+        dest="http_config_file",
+        metavar="F",
+        help="credentials and TLS trust in amtool's --http.config.file format (basic_auth, "
+        "authorization, tls_config; default: $INFERWATCH_HTTP_CONFIG_FILE)",
+    )
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="inferwatch",
@@ -376,6 +451,7 @@ def build_parser() -> argparse.ArgumentParser:
     run.add_argument("--config", help="YAML config file (default: embedded defaults)")
     run.add_argument("--listen", type=_listen, help="HOST:PORT for /metrics and the API")
     run.add_argument("--state-dir", help="directory for snapshots and the event log")
+    _web_config_argument(run)
     run.add_argument("--log-level", default="info", choices=["debug", "info", "warning", "error"])
 
     demo = add("demo", cmd_demo, "Run the daemon on a simulated host (two GPUs, one engine).")
@@ -386,6 +462,7 @@ def build_parser() -> argparse.ArgumentParser:
     check = add("check", cmd_check, "Validate a config (and rule files); exit 2 on problems.")
     check.add_argument("--config", help="YAML config file")
     check.add_argument("--rules", nargs="*", default=[], metavar="PATH", help="rule files")
+    _web_config_argument(check)
 
     replay = add("replay", cmd_replay, "Run parsers, correlators and rules over recorded logs.")
     _replay_arguments(replay)
@@ -412,12 +489,10 @@ def build_parser() -> argparse.ArgumentParser:
     s_exp = actions.add_parser("expire", help="end a silence now")
     s_exp.add_argument("id", metavar="ID")
     for action in actions.choices.values():
-        action.add_argument(
-            "--listen", type=_listen, default="127.0.0.1:9945", help="the daemon's HOST:PORT"
-        )
+        _client_arguments(action)
 
     status = add("status", cmd_status, "Show a running daemon's status.")
-    status.add_argument("--listen", default="127.0.0.1:9945", help="the daemon's HOST:PORT")
+    _client_arguments(status)
 
     add("version", cmd_version, "Print the version.")
     return parser

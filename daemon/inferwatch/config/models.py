@@ -30,6 +30,7 @@ from inferwatch.config.defaults import (
     STEP_RATE_REGRESSION_RATIO,
 )
 from inferwatch.config.types import Duration, ListenAddress
+from inferwatch.config.web import WebConfig
 
 _NAME = re.compile(r"^[A-Za-z0-9_.-]+$")
 DEFAULT_LISTEN = "127.0.0.1:9945"
@@ -190,6 +191,8 @@ class Config(_Strict):
     silence_files: list[SilenceFile] = Field(default_factory=list)
     digests: list[Digest] = Field(default_factory=list)
     outbox: OutboxConfig = OutboxConfig()
+    # TLS and basic auth for the HTTP server (exporter-toolkit's web-config keys)
+    web: WebConfig | None = None
     global_: GlobalConfig = Field(default=GlobalConfig(), alias="global")
     route: Route = Field(default_factory=lambda: DEFAULT_ROUTE)
     receivers: list[Receiver] = Field(

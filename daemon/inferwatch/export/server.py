@@ -5,6 +5,12 @@ aiohttp on the daemon's own event loop, bound to loopback by default. Everything
 the redactor; the only writes are silences, and those go through :class:`SilenceAPI`, which
 validates and persists them (the routes exist only when the daemon passes one).
 
+With a ``web:`` config (exporter-toolkit's keys) it serves HTTPS (``tls_server_config``) and
+asks every request, on every endpoint, for one of ``basic_auth_users`` (401 with
+``WWW-Authenticate: Basic`` otherwise; :class:`~.webauth.BasicAuth`). A client certificate whose
+names are not in ``client_allowed_sans`` gets 403. A reload can change the users; TLS settings
+are read at start.
+
 Every write (any method but GET, HEAD and OPTIONS) must say ``Content-Type: application/json``,
 as Alertmanager requires: a web page can make a browser send a ``text/plain`` or form POST to
 loopback without asking, never a JSON one. Request bodies are capped (64 KiB: :class:`HttpLimits`).
@@ -21,6 +27,7 @@ import asyncio
 import contextlib
 import html
 import logging
+import ssl
 import time
 from collections.abc import Awaitable, Callable
 from typing import Any
@@ -29,10 +36,12 @@ from aiohttp import web
 from prometheus_client import CONTENT_TYPE_LATEST, CollectorRegistry, generate_latest
 from prometheus_client.process_collector import ProcessCollector
 
+from inferwatch.config.web import WebConfig, server_context
 from inferwatch.export import jsonio
 from inferwatch.export.collector import StoreCollector
 from inferwatch.export.errlog import CAPTURED_LOGGERS, ErrorThrottle
 from inferwatch.export.guard import ConnectionGuard, HttpLimits
+from inferwatch.export.webauth import BasicAuth, peer_names
 from inferwatch.notify.silence import SilenceError
 from inferwatch.notify.silence_api import SilenceAPI, SilenceNotFoundError, SilencePersistError
 from inferwatch.redact import redact_obj
@@ -73,6 +82,7 @@ class ExportServer:
         alerts: StatusFn | None = None,
         silences: SilenceAPI | None = None,
         limits: HttpLimits | None = None,
+        web_config: WebConfig | None = None,
     ) -> None:
         self.registry = registry
         self.status = status
@@ -83,8 +93,13 @@ class ExportServer:
         self.limits = limits or HttpLimits()
         self.errors = ErrorThrottle()
         self.guard = ConnectionGuard(self.limits, self.errors.note)
+        self.web = WebConfig()
+        self.auth: BasicAuth | None = None
+        self._runner: web.AppRunner | None = None
+        self.set_web(web_config)
         self.app = web.Application(
-            middlewares=[self._track, require_json_writes], client_max_size=self.limits.max_body
+            middlewares=[self._track, self._authenticate, require_json_writes],
+            client_max_size=self.limits.max_body,
         )
         self.app.add_routes(
             [
@@ -104,17 +119,41 @@ class ExportServer:
                     web.delete("/api/v1/silences/{id}", self._silences_expire),
                 ]
             )
-        self._runner: web.AppRunner | None = None
         self._listener: asyncio.Server | None = None
         self._capture: logging.Filter | None = None
         self._previous_handler: Any = None
         self.bound: tuple[str, int] | None = None
         self.addresses: list[str] = []  # every address a listening socket is bound to
 
+    def set_web(self, config: WebConfig | None) -> bool:
+        """Take a (re)loaded ``web:`` config: the users apply to the next request; False when
+        the TLS settings differ from those the server started with (they need a restart)."""
+        config = config or WebConfig()
+        same_tls = config.tls_server_config == self.web.tls_server_config
+        users = config.basic_auth_users
+        if users != self.web.basic_auth_users or (users and self.auth is None):
+            self.auth = BasicAuth(users) if users else None
+        if self._runner is None or same_tls:  # before start: TLS is taken as given
+            self.web = config
+        else:
+            self.web = config.model_copy(update={"tls_server_config": self.web.tls_server_config})
+        return same_tls
+
+    @property
+    def scheme(self) -> str:
+        return "https" if self.web.tls_server_config is not None else "http"
+
     async def start(self, host: str, port: int) -> tuple[str, int]:
         runner = web.AppRunner(
             self.app, access_log=None, handle_signals=False, **self.limits.handler_args()
         )
+        tls = self.web.tls_server_config
+        context: ssl.SSLContext | None = None
+        if tls is not None:
+            try:
+                context = server_context(tls)
+            except ValueError as exc:  # the files changed since the config was checked
+                raise OSError(f"TLS: {exc}") from None
         await runner.setup()
         self._runner = runner
         assert runner.server is not None
@@ -133,6 +172,9 @@ class ExportServer:
                 # asyncio accepts up to `backlog` connections per wake-up, before the guard sees
                 # them: no more than the guard allows, so one burst cannot run out of descriptors
                 backlog=min(128, self.limits.max_connections),
+                ssl=context,
+                # a TLS handshake gets no longer than a request's headers would
+                ssl_handshake_timeout=self.limits.header_timeout if context else None,
             )
         except OSError:
             await self.stop()
@@ -177,6 +219,24 @@ class ExportServer:
             return await handler(request)
         finally:
             self.guard.request_done(request.transport)
+
+    @web.middleware
+    async def _authenticate(self, request: web.Request, handler: Handler) -> web.StreamResponse:
+        """401 without one of ``basic_auth_users``; 403 for a client certificate whose names are
+        not in ``client_allowed_sans``. Every endpoint, as exporter-toolkit does."""
+        tls = self.web.tls_server_config
+        if tls is not None and tls.client_allowed_sans:
+            names = peer_names(
+                request.transport.get_extra_info("peercert") if request.transport else None
+            )
+            if not names & set(tls.client_allowed_sans):
+                return _json({"error": "the client certificate's names are not allowed"}, 403)
+        auth = self.auth
+        if auth is not None and not await auth.allows(request.headers.get("Authorization")):
+            response = _json({"error": "Unauthorized"}, 401)
+            response.headers["WWW-Authenticate"] = 'Basic realm="inferwatch"'
+            return response
+        return await handler(request)
 
     async def _metrics(self, _request: web.Request) -> web.Response:
         started = time.perf_counter()

@@ -1,7 +1,7 @@
 """Which keys of a channel's config entry the channel actually read.
 
 Channels parse their ``<kind>_configs`` entries with plain ``raw.get(...)`` calls, so a key no
-channel asks for (a typo such as ``send_resolvd``, or Alertmanager's ``http_config.tls_config``,
+channel asks for (a typo such as ``send_resolvd``, or Alertmanager's ``http_config.oauth2``,
 which inferwatch does not implement) would be ignored without a word. :func:`unread_keys`
 builds an entry through a :class:`ReadTracker` and returns every key path that was never looked
 up, so ``notify.validate`` can refuse each one at its place in the file.
@@ -19,13 +19,7 @@ KeyPath = tuple[str, ...]
 UNSUPPORTED: dict[KeyPath, str] = {
     ("http_config", key): "not supported: inferwatch does not implement http_config." + key
     for key in (
-        "authorization",
-        "basic_auth",
         "oauth2",
-        "bearer_token",
-        "bearer_token_file",
-        "tls_config",
-        "follow_redirects",
         "enable_http2",
         "no_proxy",
         "proxy_from_environment",
