@@ -7,8 +7,9 @@ base units (hertz, watts, joules, bytes, ratios 0-1).
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from functools import lru_cache
 
-from inferwatch.labels import make_labels
+from inferwatch.labels import Labels, make_labels
 from inferwatch.model import Kind, Sample
 
 G, C = Kind.GAUGE, Kind.COUNTER
@@ -96,14 +97,26 @@ class GpuReading:
             self.values.append((metric, tuple(labels.items()), float(value)))
 
 
+Extra = tuple[tuple[str, str], ...]
+
+
+@lru_cache(maxsize=256)
+def _label_sets(identity: GpuIdentity) -> dict[Extra, Labels]:
+    """A GPU's label sets by their extra labels, kept while the GPU is (a poll repeats them)."""
+    return {}
+
+
 def reading_samples(readings: list[GpuReading]) -> tuple[Sample, ...]:
     out: list[Sample] = []
     for r in readings:
-        ident = r.identity.labels()
-        info = {**ident, "serial": r.identity.serial, **dict(r.identity.info)}
+        ident = r.identity
+        sets = _label_sets(ident)
+        info = {**ident.labels(), "serial": ident.serial, **dict(ident.info)}
         out.append(Sample("inferwatch_gpu_info", make_labels(info), 1.0))
-        out.append(Sample("inferwatch_gpu_up", make_labels(ident), 1.0 if r.up else 0.0))
+        out.append(Sample("inferwatch_gpu_up", make_labels(ident.labels()), 1.0 if r.up else 0.0))
         for metric, extra, value in r.values:
-            kind = GPU_METRICS[metric][0]
-            out.append(Sample(metric, make_labels({**ident, **dict(extra)}), value, kind))
+            labels = sets.get(extra)
+            if labels is None:
+                labels = sets[extra] = make_labels({**ident.labels(), **dict(extra)})
+            out.append(Sample(metric, labels, value, GPU_METRICS[metric][0]))
     return tuple(out)

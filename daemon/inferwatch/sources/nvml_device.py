@@ -29,7 +29,7 @@ class Device:
         gone = self.unsupported
         tried_all = True
         for name, args in options:
-            key = (self.index, name + repr(args))
+            key = (self.index, f"{fld}:{name}")
             if key in gone:
                 continue
             fn = getattr(self.nv, name, None)

@@ -135,8 +135,9 @@ class FakeNvml:
 
     def _answer(self, name: str, handle: FakeHandle, args: tuple[Any, ...]) -> Any:
         gpu = self._gpu(handle)
-        self._hang(name, handle.index)
-        gpu = self._gpu(handle)
+        if "hang" in self._doc:
+            self._hang(name, handle.index)
+            gpu = self._gpu(handle)
         if name not in gpu:
             raise error("NOT_SUPPORTED")
         answer = _check(gpu[name])
@@ -154,6 +155,7 @@ class FakeNvml:
             def call(handle: FakeHandle, *args: Any) -> Any:
                 return self._answer(name, handle, args)
 
+            self.__dict__[name] = call  # looked up once
             return call
         value = getattr(pynvml, name)  # constants, struct classes, NVMLError_* classes
         if callable(value) and name.startswith("nvml") and not isinstance(value, type):
