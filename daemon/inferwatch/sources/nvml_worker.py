@@ -23,11 +23,13 @@ class WorkerBusy(Exception):
 
 
 class NvmlWorker:
-    def __init__(self, name: str = "inferwatch-nvml") -> None:
+    def __init__(self, name: str = "inferwatch-nvml", idle_exit_s: float = 60.0) -> None:
         self.name = name
+        self.idle_exit_s = idle_exit_s  # an idle thread ends (a reload's old source leaks none)
         self._jobs: queue.SimpleQueue[tuple[Callable[[], Any], Future[Any]] | None] = (
             queue.SimpleQueue()
         )
+        self._lock = threading.Lock()
         self._thread: threading.Thread | None = None
         self._current: Future[Any] | None = None
 
@@ -37,7 +39,14 @@ class NvmlWorker:
 
     def _loop(self) -> None:
         while True:
-            job = self._jobs.get()
+            try:
+                job = self._jobs.get(timeout=self.idle_exit_s)
+            except queue.Empty:
+                with self._lock:  # no job can slip in between this look and the exit
+                    if self._jobs.empty():
+                        self._thread = None
+                        return
+                continue
             if job is None:
                 return
             fn, future = job
@@ -53,13 +62,19 @@ class NvmlWorker:
     def submit(self, fn: Callable[[], T]) -> Future[T]:
         if self.busy:
             raise WorkerBusy(self.name)
-        if self._thread is None or not self._thread.is_alive():
-            self._thread = threading.Thread(target=self._loop, name=self.name, daemon=True)
-            self._thread.start()
         future: Future[T] = Future()
-        self._current = future
-        self._jobs.put((fn, future))
+        with self._lock:
+            if self._thread is None:
+                self._thread = threading.Thread(target=self._loop, name=self.name, daemon=True)
+                self._thread.start()
+            self._current = future
+            self._jobs.put((fn, future))
         return future
+
+    @property
+    def running(self) -> bool:
+        """Whether the worker thread exists now."""
+        return self._thread is not None
 
     async def run(self, timeout: float, fn: Callable[[], T]) -> T:
         """``fn()`` in the worker; ``TimeoutError`` after ``timeout`` (the call runs on)."""
@@ -69,5 +84,7 @@ class NvmlWorker:
 
     def stop(self) -> None:
         """Let the thread end after its current call (if it ever returns)."""
-        self._jobs.put(None)
-        self._thread = None
+        with self._lock:
+            if self._thread is not None:
+                self._jobs.put(None)
+                self._thread = None
