@@ -105,3 +105,13 @@ def test_xid_events_after_registration_are_delivered_once(fake: FakeNvml) -> Non
     with pytest.raises(pynvml.NVMLError_Timeout):
         fake.nvmlEventSetWait_v2(events, 5)
     fake.nvmlEventSetFree(events)
+
+
+def test_a_malformed_answer_names_the_gpu_and_call(fake: FakeNvml) -> None:
+    doc = json.loads(fake.path.read_text())
+    doc["gpus"][1]["nvmlDeviceGetMemoryInfo"] = 8192
+    write(fake.path, doc)
+    fake.nvmlDeviceGetCount()
+    h = fake.nvmlDeviceGetHandleByIndex(1)
+    with pytest.raises(ValueError, match=r"p\.json: gpus\[1\]\.nvmlDeviceGetMemoryInfo: "):
+        fake.nvmlDeviceGetMemoryInfo(h)

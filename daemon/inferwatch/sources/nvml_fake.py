@@ -146,7 +146,12 @@ class FakeNvml:
             if not isinstance(answer, dict) or key not in answer:
                 raise error("NOT_SUPPORTED")
             answer = _check(answer[key])
-        return calls.decode(name, answer)
+        try:
+            return calls.decode(name, answer)
+        except (TypeError, ValueError) as exc:
+            raise ValueError(
+                f"{self.path}: gpus[{handle.index}].{name}: not an answer of that call ({exc})"
+            ) from None
 
     # -- pynvml's surface ------------------------------------------------------------------
     def __getattr__(self, name: str) -> Any:
