@@ -126,8 +126,8 @@ model=$(nvidia-smi --query-gpu=name --format=csv,noheader | head -1 | tr 'A-Z ' 
 out="tests/fixtures/nvml/real-${model:-gpu}.json"
 snap=0
 "$PY" -m inferwatch nvml-snapshot --output "$out" || snap=$?
-replay=0
-"$PY" - "$out" <<'EOF' || replay=$?
+replay=1
+[[ $snap == 0 ]] && replay=0 && "$PY" - "$out" <<'EOF' || replay=$?
 import json, sys
 from pathlib import Path
 from inferwatch.sources.nvml_fake import FakeNvml
