@@ -132,6 +132,11 @@ def test_not_supported_is_absent_and_never_asked_again(tmp_path: Path) -> None:
         value(second, "inferwatch_gpu_field_unsupported", gpu="1", field="retired_pages.single_bit")
         == 1
     )
+    # identity fields (read once, with the identity) stay reported: mig_mode
+    assert values(first, "inferwatch_gpu_field_unsupported") == values(
+        second, "inferwatch_gpu_field_unsupported"
+    )
+    assert value(second, "inferwatch_gpu_field_unsupported", gpu="0", field="mig_mode") == 1
 
 
 def test_offsets_fall_back_to_the_per_domain_calls(tmp_path: Path) -> None:

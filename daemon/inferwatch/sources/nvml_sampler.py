@@ -60,6 +60,7 @@ class NvmlSampler:
         self.unsupported: set[tuple[int, str]] = set()
         self.fields: dict[int, set[str]] = {}
         self.identities: dict[int, GpuIdentity] = {}
+        self._identity_fields: dict[int, set[str]] = {}  # read once with the identity
         self._system: tuple[tuple[str, str], ...] | None = None
 
     def _init(self) -> Any:
@@ -103,8 +104,8 @@ class NvmlSampler:
             if getattr(exc, "value", None) != GPU_IS_LOST:
                 raise
             return self._lost(index)
-        self.fields[index] = device.fields
-        for fld in sorted(device.fields):
+        self.fields[index] = device.fields | self._identity_fields.get(index, set())
+        for fld in sorted(self.fields[index]):
             reading.add("inferwatch_gpu_field_unsupported", 1.0, field=fld)
         return reading
 
@@ -135,6 +136,7 @@ class NvmlSampler:
             tuple(sorted({**info, **dict(self._system_info())}.items())),
         )
         self.identities[device.index] = identity
+        self._identity_fields[device.index] = set(device.fields)
         return identity
 
     def _system_info(self) -> tuple[tuple[str, str], ...]:
