@@ -305,6 +305,25 @@ def cmd_export(args: argparse.Namespace) -> int:
     return 0
 
 
+def cmd_nvml_snapshot(args: argparse.Namespace) -> int:
+    """This host's NVML answers, as a profile for ``gpus.backend: fake``; exit 1 without NVML."""
+    from inferwatch.errors import NoData
+    from inferwatch.sources.nvml_snapshot import snapshot, write_profile
+
+    try:
+        doc = snapshot()
+    except NoData as exc:
+        print(f"nvml-snapshot: {exc}", file=sys.stderr)
+        return 1
+    output = Path(args.output) if args.output else None
+    text = write_profile(doc, output)
+    if output is None:
+        sys.stdout.write(text)
+    else:
+        print(f"wrote {len(doc['gpus'])} GPU(s) to {output}", file=sys.stderr)
+    return 0
+
+
 def cmd_notify_test(args: argparse.Namespace) -> int:
     """Send one test alert through each of a receiver's integrations; exit 1 unless all ok."""
     from inferwatch.notify.testsend import UnknownReceiverError, send_test
@@ -473,6 +492,13 @@ def build_parser() -> argparse.ArgumentParser:
     export = add("export", cmd_export, "Export artefacts for other tools.")
     export.add_argument("what", choices=["prometheus-rules"])
     export.add_argument("--output", metavar="F", help="write to F instead of stdout")
+
+    snap = add(
+        "nvml-snapshot",
+        cmd_nvml_snapshot,
+        "Write this host's NVML answers as a fake-GPU profile (JSON).",
+    )
+    snap.add_argument("--output", metavar="F", help="write to F instead of stdout")
 
     nt = add("notify-test", cmd_notify_test, "Send a test notification through a receiver.")
     nt.add_argument("--receiver", required=True)
