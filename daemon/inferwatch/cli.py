@@ -404,6 +404,35 @@ def cmd_silence(args: argparse.Namespace) -> int:
     return 0
 
 
+def cmd_install_service(args: argparse.Namespace) -> int:
+    from inferwatch.install.service import Target, install
+
+    target = Target.of(user=args.user, unit_dir=args.unit_dir, config=args.config)
+    return install(
+        target, sys.stdout, sys.stderr, systemctl=not args.no_systemctl, dry_run=args.dry_run
+    )
+
+
+def cmd_uninstall_service(args: argparse.Namespace) -> int:
+    from inferwatch.install.service import Target, uninstall
+
+    target = Target.of(user=args.user, unit_dir=args.unit_dir, config=None)
+    return uninstall(target, sys.stdout, sys.stderr, systemctl=not args.no_systemctl)
+
+
+def _service_arguments(p: argparse.ArgumentParser) -> None:
+    p.add_argument(
+        "--user", action="store_true", help="a unit for your own service manager (systemctl --user)"
+    )
+    p.add_argument(
+        "--unit-dir",
+        metavar="D",
+        help="where the unit file goes (default /etc/systemd/system; --user: "
+        "~/.config/systemd/user)",
+    )
+    p.add_argument("--no-systemctl", action="store_true", help="run no systemctl command")
+
+
 def _replay_arguments(replay: argparse.ArgumentParser) -> None:
     replay.add_argument("--config")
     replay.add_argument("--rules", nargs="*", default=[], metavar="PATH")
@@ -519,6 +548,26 @@ def build_parser() -> argparse.ArgumentParser:
 
     status = add("status", cmd_status, "Show a running daemon's status.")
     _client_arguments(status)
+
+    inst = add(
+        "install-service",
+        cmd_install_service,
+        "Install the systemd unit for this inferwatch, and the example config if none exists.",
+    )
+    _service_arguments(inst)
+    inst.add_argument(
+        "--config",
+        metavar="F",
+        help="the config the service runs (default /etc/inferwatch/config.yaml; --user: "
+        "~/.config/inferwatch/config.yaml); the example is copied there when it does not exist",
+    )
+    inst.add_argument("--dry-run", action="store_true", help="print the unit; change nothing")
+    uninst = add(
+        "uninstall-service",
+        cmd_uninstall_service,
+        "Stop and remove the systemd unit (the config and state stay).",
+    )
+    _service_arguments(uninst)
 
     add("version", cmd_version, "Print the version.")
     return parser
