@@ -549,6 +549,12 @@ def build_parser() -> argparse.ArgumentParser:
     status = add("status", cmd_status, "Show a running daemon's status.")
     _client_arguments(status)
 
+    _service_commands(add)
+    add("version", cmd_version, "Print the version.")
+    return parser
+
+
+def _service_commands(add: Callable[[str, Command, str], argparse.ArgumentParser]) -> None:
     inst = add(
         "install-service",
         cmd_install_service,
@@ -568,9 +574,6 @@ def build_parser() -> argparse.ArgumentParser:
         "Stop and remove the systemd unit (the config and state stay).",
     )
     _service_arguments(uninst)
-
-    add("version", cmd_version, "Print the version.")
-    return parser
 
 
 def main(argv: Sequence[str] | None = None) -> int:
