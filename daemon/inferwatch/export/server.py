@@ -22,7 +22,7 @@ import contextlib
 import html
 import logging
 import time
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Sequence
 from typing import Any
 
 from aiohttp import web
@@ -30,9 +30,11 @@ from prometheus_client import CONTENT_TYPE_LATEST, CollectorRegistry, generate_l
 from prometheus_client.process_collector import ProcessCollector
 
 from inferwatch.export import jsonio
+from inferwatch.export.amv2 import SILENCE_V2_PREFIX
 from inferwatch.export.collector import StoreCollector
 from inferwatch.export.errlog import CAPTURED_LOGGERS, ErrorThrottle
 from inferwatch.export.guard import ConnectionGuard, HttpLimits
+from inferwatch.export.lifecycle import RELOAD_PATH
 from inferwatch.notify.silence import SilenceError
 from inferwatch.notify.silence_api import SilenceAPI, SilenceNotFoundError, SilencePersistError
 from inferwatch.redact import redact_obj
@@ -40,6 +42,18 @@ from inferwatch.store.events import EventLog
 
 Handler = Callable[[web.Request], Awaitable[web.StreamResponse]]
 SAFE_METHODS = frozenset({"GET", "HEAD", "OPTIONS"})
+
+
+def json_exempt(request: web.Request) -> bool:
+    """Writes that carry no body and need no JSON type: ``POST /-/reload`` (what ``curl -X
+    POST`` sends; it re-reads the file on disk) and amtool's ``DELETE /api/v2/silence/{id}``
+    (a DELETE is never a browser's simple request: a page cannot send one without a CORS
+    preflight, which the daemon never grants)."""
+    if request.path == RELOAD_PATH:
+        return True
+    return request.method == "DELETE" and request.path.startswith(SILENCE_V2_PREFIX)
+
+
 StatusFn = Callable[[], dict[str, Any]]
 EventQuery = Callable[..., Awaitable[list[dict[str, Any]]]]
 
@@ -47,7 +61,11 @@ EventQuery = Callable[..., Awaitable[list[dict[str, Any]]]]
 @web.middleware
 async def require_json_writes(request: web.Request, handler: Handler) -> web.StreamResponse:
     """415 for a write whose Content-Type is not ``application/json`` (parameters allowed)."""
-    if request.method not in SAFE_METHODS and request.content_type != "application/json":
+    if (
+        request.method not in SAFE_METHODS
+        and request.content_type != "application/json"
+        and not json_exempt(request)
+    ):
         given = request.headers.get("Content-Type", "none")
         return _json(
             {"error": f"writes need Content-Type: application/json (got {given[:100]})"}, 415
@@ -73,6 +91,7 @@ class ExportServer:
         alerts: StatusFn | None = None,
         silences: SilenceAPI | None = None,
         limits: HttpLimits | None = None,
+        routes: Sequence[web.RouteDef] = (),
     ) -> None:
         self.registry = registry
         self.status = status
@@ -104,6 +123,7 @@ class ExportServer:
                     web.delete("/api/v1/silences/{id}", self._silences_expire),
                 ]
             )
+        self.app.add_routes(routes)  # lifecycle (/-/*) and the Alertmanager v2 subset
         self._runner: web.AppRunner | None = None
         self._listener: asyncio.Server | None = None
         self._capture: logging.Filter | None = None
