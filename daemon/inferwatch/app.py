@@ -34,6 +34,7 @@ from inferwatch.configfile import load_config
 from inferwatch.errors import ConfigError
 from inferwatch.export.amv2 import AlertmanagerV2
 from inferwatch.export.collector import StoreCollector
+from inferwatch.export.digest_preview import DigestPreview
 from inferwatch.export.exposure import exposure_problem
 from inferwatch.export.lifecycle import Lifecycle
 from inferwatch.export.server import ExportServer, build_registry
@@ -160,7 +161,11 @@ class Daemon:
             self._scraped,
             alerts=self.rules.alerts_doc,
             silences=silence_api,
-            routes=[*lifecycle.routes(), *am.routes()],
+            routes=[
+                *lifecycle.routes(),
+                *am.routes(),
+                *DigestPreview(self.digests.preview).routes(),
+            ],
         )
         try:
             bound = await self.server.start(host, port)

@@ -6,6 +6,7 @@ import argparse
 import contextlib
 import gc
 import json
+import os
 import sys
 from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
@@ -36,6 +37,17 @@ def configure_logging(level: str) -> None:
 
 
 Command = Callable[[argparse.Namespace], int]
+DEFAULT_CONFIG = "/etc/inferwatch/config.yaml"
+DEFAULT_CONFIG_ENV = "INFERWATCH_DEFAULT_CONFIG"
+"""Where the default config file is looked for (tests point it elsewhere; not a second config)."""
+LOG_LEVELS = ["debug", "info", "warning", "error"]
+
+
+def default_config() -> str | None:
+    """The config used when no ``--config`` is given: /etc/inferwatch/config.yaml (or the file
+    ``$INFERWATCH_DEFAULT_CONFIG`` names) when it exists, else None (the embedded defaults)."""
+    path = os.environ.get(DEFAULT_CONFIG_ENV) or DEFAULT_CONFIG
+    return path if Path(path).is_file() else None
 
 
 def _listen(value: str) -> str:
@@ -231,17 +243,83 @@ def cmd_version(_args: argparse.Namespace) -> int:
     return 0
 
 
-def cmd_status(args: argparse.Namespace) -> int:
-    import httpx
+def _daemon(args: argparse.Namespace) -> str | None:
+    """The running daemon's base URL: ``--listen``, else the config's ``listen``; None (and a
+    message) when the config cannot be read."""
+    from inferwatch.export.client import base_url
 
-    url = f"http://{args.listen}/api/v1/status"
+    if args.listen:
+        return base_url(args.listen)
     try:
-        response = httpx.get(url, timeout=5.0, trust_env=False)
-        response.raise_for_status()
-    except httpx.HTTPError as exc:
-        print(f"cannot reach inferwatch at {url}: {exc}", file=sys.stderr)
+        return base_url(load_config(args.config).listen)
+    except ConfigError as exc:
+        print(f"cannot find the daemon: the config has problems (or give --listen):\n{exc}",
+              file=sys.stderr)  # fmt: skip
+        return None
+
+
+def cmd_status(args: argparse.Namespace) -> int:
+    import time
+
+    from inferwatch.export.client import DaemonError, get_json
+    from inferwatch.export.status_text import status_lines
+
+    base = _daemon(args)
+    if base is None:
+        return 2
+    try:
+        status = get_json(base, "/api/v1/status")
+        if args.json:
+            print(json.dumps(status, indent=2))
+            return 0
+        alerts = get_json(base, "/api/v1/alerts")
+    except DaemonError as exc:
+        print(exc, file=sys.stderr)
         return 1
-    print(json.dumps(response.json(), indent=2))
+    print("\n".join(status_lines(status, alerts, time.time())))
+    return 0
+
+
+def cmd_events(args: argparse.Namespace) -> int:
+    """``events``: the daemon's event log, newest first."""
+    from inferwatch.export.client import DaemonError, get_json
+    from inferwatch.export.status_text import event_line
+
+    base = _daemon(args)
+    if base is None:
+        return 2
+    params = {"since": args.since, "limit": str(args.limit)}
+    if args.until:
+        params["until"] = args.until
+    if args.type:
+        params["type"] = ",".join(t for item in args.type for t in item.split(",") if t)
+    try:
+        rows = get_json(base, "/api/v1/events", params)["events"]
+    except (DaemonError, KeyError, TypeError) as exc:
+        print(f"events: {exc}", file=sys.stderr)
+        return 1
+    for row in rows:
+        print(json.dumps(row, ensure_ascii=False) if args.json else event_line(row))
+    if not rows and not args.json:
+        print(f"no events since {args.since}", file=sys.stderr)
+    return 0
+
+
+def cmd_digest(args: argparse.Namespace) -> int:
+    """``digest --preview NAME``: the running daemon renders a digest for the window ending now."""
+    from urllib.parse import quote
+
+    from inferwatch.export.client import DaemonError, get_json
+
+    base = _daemon(args)
+    if base is None:
+        return 2
+    try:
+        doc = get_json(base, f"/api/v1/digests/{quote(args.preview, safe='')}/preview")
+    except DaemonError as exc:
+        print(f"digest: {exc}", file=sys.stderr)
+        return 1
+    print(doc.get("text", ""))
     return 0
 
 
@@ -302,7 +380,10 @@ def cmd_silence(args: argparse.Namespace) -> int:
 
     from inferwatch.notify.silence_api import format_listing, request_body
 
-    url = f"http://{args.listen}/api/v1/silences"
+    base = _daemon(args)
+    if base is None:
+        return 2
+    url = f"{base}/api/v1/silences"
     json_type = {"Content-Type": "application/json"}  # the daemon refuses other writes (415)
     try:
         with httpx.Client(timeout=10.0, trust_env=False) as client:
@@ -318,7 +399,7 @@ def cmd_silence(args: argparse.Namespace) -> int:
         print(f"silence {args.action}: {exc}", file=sys.stderr)
         return 2
     except httpx.HTTPError as exc:
-        print(f"cannot reach inferwatch at {args.listen}: {exc}", file=sys.stderr)
+        print(f"cannot reach inferwatch at {base}: {exc}", file=sys.stderr)
         return 1
     try:
         doc = response.json()
@@ -339,14 +420,34 @@ def cmd_silence(args: argparse.Namespace) -> int:
 
 
 def _replay_arguments(replay: argparse.ArgumentParser) -> None:
-    replay.add_argument("--config")
-    replay.add_argument("--rules", nargs="*", default=[], metavar="PATH")
-    replay.add_argument("--kernel", nargs="*", default=[], metavar="F")
-    replay.add_argument("--engine-log", nargs="*", default=[], metavar="F")
-    replay.add_argument("--format", choices=["text", "jsonl"], default="text")
-    replay.add_argument("--year", type=int)
-    replay.add_argument("--tz", default="UTC")
-    replay.add_argument("--eval-step", type=float, default=10.0)
+    replay.add_argument(
+        "--config", help="config for engine names, thresholds, external labels and rule files"
+    )
+    replay.add_argument(
+        "--rules", nargs="*", default=[], metavar="PATH", help="rule files (default: the config's)"
+    )
+    replay.add_argument(
+        "--kernel", nargs="*", default=[], metavar="F", help="kernel logs (dmesg, journalctl, …)"
+    )
+    replay.add_argument(
+        "--engine-log",
+        nargs="*",
+        default=[],
+        metavar="F",
+        help="engine logs (vLLM, SGLang, llama.cpp); matched to configured engines by path",
+    )
+    replay.add_argument(
+        "--format", choices=["text", "jsonl"], default="text", help="output (default: text)"
+    )
+    replay.add_argument("--year", type=int, help="year of lines without one (default: this year)")
+    replay.add_argument("--tz", default="UTC", help="zone of naive times (default: UTC)")
+    replay.add_argument(
+        "--eval-step",
+        type=float,
+        default=10.0,
+        metavar="S",
+        help="evaluate rules every S seconds of log time, and on every event (default: 10)",
+    )
     replay.add_argument(
         "--boot-time",
         metavar="T",
@@ -356,6 +457,18 @@ def _replay_arguments(replay: argparse.ArgumentParser) -> None:
     replay.add_argument(
         "--no-rules", action="store_true", help="events and summary only; evaluate no rules"
     )
+
+
+CONFIG_HELP = f"YAML config file (default: {DEFAULT_CONFIG} if it exists, else built-in defaults)"
+LOG_HELP = "log level (default: info)"
+
+
+def _client_arguments(parser: argparse.ArgumentParser) -> None:
+    """How a command that talks to the running daemon finds it."""
+    parser.add_argument(
+        "--listen", type=_listen, help="the daemon's HOST:PORT (default: the config's listen)"
+    )
+    parser.add_argument("--config", help=f"{CONFIG_HELP}; read for its listen address")
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -372,59 +485,93 @@ def build_parser() -> argparse.ArgumentParser:
         return p
 
     run = add("run", cmd_run, "Run the daemon.")
-    run.add_argument("--config", help="YAML config file (default: embedded defaults)")
+    run.add_argument("--config", help=CONFIG_HELP)
     run.add_argument("--listen", type=_listen, help="HOST:PORT for /metrics and the API")
     run.add_argument("--state-dir", help="directory for snapshots and the event log")
-    run.add_argument("--log-level", default="info", choices=["debug", "info", "warning", "error"])
+    run.add_argument("--log-level", default="info", choices=LOG_LEVELS, help=LOG_HELP)
 
     demo = add("demo", cmd_demo, "Run the daemon on a simulated host (two GPUs, one engine).")
-    demo.add_argument("--listen", type=_listen, default="127.0.0.1:9945", help="HOST:PORT")
+    demo.add_argument(
+        "--listen", type=_listen, default="127.0.0.1:9945", help="HOST:PORT (default: %(default)s)"
+    )
     demo.add_argument("--duration", type=float, default=None, help="stop after S seconds")
-    demo.add_argument("--log-level", default="info", choices=["debug", "info", "warning", "error"])
+    demo.add_argument("--log-level", default="info", choices=LOG_LEVELS, help=LOG_HELP)
 
     check = add("check", cmd_check, "Validate a config (and rule files); exit 2 on problems.")
-    check.add_argument("--config", help="YAML config file")
+    check.add_argument("--config", help=CONFIG_HELP)
     check.add_argument("--rules", nargs="*", default=[], metavar="PATH", help="rule files")
 
     replay = add("replay", cmd_replay, "Run parsers, correlators and rules over recorded logs.")
     _replay_arguments(replay)
 
     tr = add("test-rules", cmd_test_rules, "Run promtool-format rule unit tests.")
-    tr.add_argument("files", nargs="+", metavar="FILE")
+    tr.add_argument("files", nargs="+", metavar="FILE", help="promtool rule-test files")
 
     export = add("export", cmd_export, "Export artefacts for other tools.")
-    export.add_argument("what", choices=["prometheus-rules"])
+    export.add_argument(
+        "what", choices=["prometheus-rules"], help="prometheus-rules: the shipped rules"
+    )
     export.add_argument("--output", metavar="F", help="write to F instead of stdout")
 
     nt = add("notify-test", cmd_notify_test, "Send a test notification through a receiver.")
-    nt.add_argument("--receiver", required=True)
-    nt.add_argument("--config")
+    nt.add_argument("--receiver", required=True, help="the receiver's name in the config")
+    nt.add_argument("--config", help=CONFIG_HELP)
 
+    _client_commands(add)
+    add("version", cmd_version, "Print the version.")
+    return parser
+
+
+AddCommand = Callable[[str, Command, str], argparse.ArgumentParser]
+
+
+def _client_commands(add: AddCommand) -> None:
+    """The commands that talk to a running daemon (found by ``--listen`` or the config)."""
     silence = add("silence", cmd_silence, "Manage a running daemon's silences.")
     actions = silence.add_subparsers(dest="action", required=True, metavar="ACTION")
     s_add = actions.add_parser("add", help="mute the alerts the matchers select")
     s_add.add_argument("--matcher", action="append", required=True, help='e.g. alertname="X"')
-    s_add.add_argument("--duration", default="1h", help="how long, e.g. 2h or 1h30m")
+    s_add.add_argument(
+        "--duration", default="1h", help="how long, e.g. 2h or 1h30m (default: 1h, as amtool)"
+    )
     s_add.add_argument("--comment", required=True, help="why (required)")
     s_add.add_argument("--author", help="who (default: your user name)")
     actions.add_parser("list", help="all silences, expired ones included")
     s_exp = actions.add_parser("expire", help="end a silence now")
-    s_exp.add_argument("id", metavar="ID")
+    s_exp.add_argument("id", metavar="ID", help="the id `silence add` printed")
     for action in actions.choices.values():
-        action.add_argument(
-            "--listen", type=_listen, default="127.0.0.1:9945", help="the daemon's HOST:PORT"
-        )
+        _client_arguments(action)
 
     status = add("status", cmd_status, "Show a running daemon's status.")
-    status.add_argument("--listen", default="127.0.0.1:9945", help="the daemon's HOST:PORT")
+    _client_arguments(status)
+    status.add_argument("--json", action="store_true", help="print the raw /api/v1/status JSON")
 
-    add("version", cmd_version, "Print the version.")
-    return parser
+    events = add("events", cmd_events, "Show a running daemon's event log, newest first.")
+    _client_arguments(events)
+    events.add_argument(
+        "--since",
+        default="1h",
+        help="a duration back from now (10m), RFC 3339 or Unix seconds (default: 1h)",
+    )
+    events.add_argument("--until", help="the same forms as --since (default: now)")
+    events.add_argument(
+        "--type", action="append", metavar="TYPE", help="only these types (repeat or a,b)"
+    )
+    events.add_argument("--limit", type=int, default=100, help="at most N (default: 100)")
+    events.add_argument("--json", action="store_true", help="one JSON object a line")
+
+    digest = add("digest", cmd_digest, "Preview a configured digest (the window ending now).")
+    _client_arguments(digest)
+    digest.add_argument(
+        "--preview", required=True, metavar="NAME", help="the digest's name in the config"
+    )
 
 
 def main(argv: Sequence[str] | None = None) -> int:
     parser = build_parser()
     args = parser.parse_args(argv)
+    if getattr(args, "config", "") is None:
+        args.config = default_config()
     func: Command = args.func
     return func(args)
 

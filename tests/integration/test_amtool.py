@@ -11,18 +11,11 @@ import httpx
 import pytest
 
 from conftest import require_tool, wait_until
-from integration.daemon_proc import DaemonProc, start_daemon
+from integration.daemon_proc import ALWAYS_FIRING_RULES, DaemonProc, start_daemon
 
 pytestmark = pytest.mark.integration
 
-RULES = """groups:
-  - name: t
-    rules:
-      - alert: AlwaysFiring
-        expr: vector(1)
-        labels: {severity: warning}
-        annotations: {summary: always}
-"""
+RULES = ALWAYS_FIRING_RULES
 
 
 def config_text(rules: Path) -> str:

@@ -35,6 +35,7 @@ from inferwatch.export.collector import StoreCollector
 from inferwatch.export.errlog import CAPTURED_LOGGERS, ErrorThrottle
 from inferwatch.export.guard import ConnectionGuard, HttpLimits
 from inferwatch.export.lifecycle import RELOAD_PATH
+from inferwatch.export.timeparam import parse_time_param
 from inferwatch.notify.silence import SilenceError
 from inferwatch.notify.silence_api import SilenceAPI, SilenceNotFoundError, SilencePersistError
 from inferwatch.redact import redact_obj
@@ -216,12 +217,16 @@ class ExportServer:
 
     async def _events(self, request: web.Request) -> web.Response:
         q = request.query
+        now = time.time()
         try:
-            since = float(q["since"]) if "since" in q else None
-            until = float(q["until"]) if "until" in q else None
+            since = parse_time_param(q["since"], now) if "since" in q else None
+            until = parse_time_param(q["until"], now) if "until" in q else None
+        except ValueError as exc:
+            return _json({"error": f"since/until: {exc}"}, 400)
+        try:
             limit = int(q.get("limit", "100"))
         except ValueError:
-            return _json({"error": "since/until must be Unix seconds, limit an integer"}, 400)
+            return _json({"error": "limit must be an integer"}, 400)
         types = [t for t in q.get("type", "").split(",") if t] or None
         rows = await self.events(since=since, until=until, types=types, limit=limit)
         return _json({"events": rows})
