@@ -36,7 +36,7 @@ from inferwatch.export.amv2 import AlertmanagerV2
 from inferwatch.export.collector import StoreCollector
 from inferwatch.export.digest_preview import DigestPreview
 from inferwatch.export.exposure import exposure_problem
-from inferwatch.export.lifecycle import Lifecycle
+from inferwatch.export.management import Management
 from inferwatch.export.server import ExportServer, build_registry
 from inferwatch.logsetup import get_logger
 from inferwatch.model import Event
@@ -153,7 +153,7 @@ class Daemon:
             self.clock,
             started_at=self.started_at,
         )
-        lifecycle = Lifecycle(lambda: self.ready, self.reload)
+        management = Management(lambda: self.ready, self.reload)
         self.server = ExportServer(
             registry,
             self.status,
@@ -162,7 +162,7 @@ class Daemon:
             alerts=self.rules.alerts_doc,
             silences=silence_api,
             routes=[
-                *lifecycle.routes(),
+                *management.routes(),
                 *am.routes(),
                 *DigestPreview(self.digests.preview).routes(),
             ],

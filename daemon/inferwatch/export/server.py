@@ -34,7 +34,7 @@ from inferwatch.export.amv2 import SILENCE_V2_PREFIX
 from inferwatch.export.collector import StoreCollector
 from inferwatch.export.errlog import CAPTURED_LOGGERS, ErrorThrottle
 from inferwatch.export.guard import ConnectionGuard, HttpLimits
-from inferwatch.export.lifecycle import RELOAD_PATH
+from inferwatch.export.management import RELOAD_PATH
 from inferwatch.export.timeparam import parse_time_param
 from inferwatch.notify.silence import SilenceError
 from inferwatch.notify.silence_api import SilenceAPI, SilenceNotFoundError, SilencePersistError
@@ -124,7 +124,8 @@ class ExportServer:
                     web.delete("/api/v1/silences/{id}", self._silences_expire),
                 ]
             )
-        self.app.add_routes(routes)  # lifecycle (/-/*) and the Alertmanager v2 subset
+        # management (/-/*), the digest preview and the Alertmanager v2 subset
+        self.app.add_routes(routes)
         self._runner: web.AppRunner | None = None
         self._listener: asyncio.Server | None = None
         self._capture: logging.Filter | None = None

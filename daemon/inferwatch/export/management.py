@@ -26,7 +26,7 @@ Reload = Callable[[], Awaitable[str | None]]
 
 
 @dataclass
-class Lifecycle:
+class Management:
     ready: Callable[[], bool]
     reload: Reload
 
@@ -59,4 +59,4 @@ class Lifecycle:
         )
 
 
-__all__ = ["RELOAD_PATH", "Lifecycle", "Reload"]
+__all__ = ["RELOAD_PATH", "Management", "Reload"]

@@ -8,7 +8,7 @@ from typing import Any
 import httpx
 from prometheus_client import CollectorRegistry
 
-from inferwatch.export.lifecycle import Lifecycle
+from inferwatch.export.management import Management
 from inferwatch.export.server import ExportServer
 
 
@@ -24,7 +24,7 @@ def test_health_readiness_and_reload_answer_like_prometheus() -> None:
         return []
 
     async def main() -> None:
-        life = Lifecycle(lambda: bool(state["ready"]), reload)
+        life = Management(lambda: bool(state["ready"]), reload)
         server = ExportServer(CollectorRegistry(), dict, no_events, routes=life.routes())
         host, port = await server.start("127.0.0.1", 0)
         try:
