@@ -10,7 +10,15 @@ import re
 from pathlib import Path
 from typing import Literal
 
-from pydantic import BaseModel, ConfigDict, Field, HttpUrl, field_validator, model_validator
+from pydantic import (
+    BaseModel,
+    ConfigDict,
+    Field,
+    HttpUrl,
+    ValidationInfo,
+    field_validator,
+    model_validator,
+)
 
 from inferwatch.config.alertmanager import (
     Digest,
@@ -34,6 +42,8 @@ from inferwatch.config.web import WebConfig
 
 _NAME = re.compile(r"^[A-Za-z0-9_.-]+$")
 DEFAULT_LISTEN = "127.0.0.1:9945"
+REFERENCES_CHECKED = "references_checked"
+"""Validation context key: the caller checked cross-references (config.crossref) itself."""
 
 
 class _Strict(BaseModel):
@@ -247,7 +257,9 @@ class Config(_Strict):
     model_config = ConfigDict(extra="forbid", frozen=True, populate_by_name=True)
 
     @model_validator(mode="after")
-    def _cross_references(self) -> Config:
+    def _cross_references(self, info: ValidationInfo) -> Config:
+        if info.context and info.context.get(REFERENCES_CHECKED):
+            return self  # the loader checked them on the file, each at its place
         names = [e.name for e in self.engines]
         dupes = sorted({n for n in names if names.count(n) > 1})
         if dupes:
