@@ -42,7 +42,7 @@ def test_webhook_typos_and_unsupported_http_config_are_refused(tmp_path: Path) -
     assert lines(path) == [
         at.format("6:9") + "send_resolvd: unknown key; did you mean send_resolved?",
         at.format("9:11") + "http_config.oauth2: " + unsupported + "oauth2",
-        at.format("10:52") + "http_config.tls_config.ca_fil: unknown key",
+        at.format("10:52") + "http_config.tls_config.ca_fil: unknown key; did you mean ca_file?",
         at.format("11:11") + "http_config.enable_http2: " + unsupported + "enable_http2",
     ]
 
