@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from enum import StrEnum
 from typing import Any
 
@@ -124,6 +124,20 @@ class DockerRecord(LineRecord):
     def wall_time(self) -> float:
         """When docker received the line (UTC, complete); the read time without one."""
         return self.ns / 1e9 if self.ns is not None else self.read_at
+
+
+@dataclass(frozen=True, slots=True)
+class NvmlXidRecord(LineRecord):
+    """An Xid the driver reported through an NVML event (``sources/nvml_events``); ``read_at``
+    is when it was received, ``text`` a readable line for logs."""
+
+    xid: int = 0
+    pci_bus_id: str = ""
+    gpu: str = ""
+    uuid: str = ""
+
+    def numbered(self, line_no: int) -> NvmlXidRecord:
+        return replace(self, line_no=line_no)
 
 
 @dataclass(frozen=True, slots=True)

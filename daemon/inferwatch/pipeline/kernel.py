@@ -18,7 +18,7 @@ from inferwatch.clock import Clock
 from inferwatch.derive.kernel.effects import KernelInput, kernel_input
 from inferwatch.derive.kernel.metrics import KERNEL_METRICS
 from inferwatch.derive.kernel.pipeline import NVML_SOURCE, KernelPipeline, PipelineSettings
-from inferwatch.model import Event, JournalRecord, LineRecord
+from inferwatch.model import Event, JournalRecord, LineRecord, NvmlXidRecord
 from inferwatch.parsers.kernel import parse_kernel_line, parse_kmsg_record
 from inferwatch.parsers.kernel_message import Kinds, triage
 from inferwatch.parsers.nvidia_proc import ProcGpu, parse_information
@@ -154,6 +154,12 @@ class KernelIngest:
         key = f"nvml:{pci_bus_id}:{xid}:{at:.6f}"
         item = KernelInput(NVML_SOURCE, 0, at, record.message, key, record)
         await apply_effects(self.pipeline.process(item), self.store, self.sink, self._enrich)
+
+    async def on_nvml(self, record: LineRecord) -> None:
+        """The handler of the NVML Xid source's records."""
+        if isinstance(record, NvmlXidRecord):
+            await self.nvml_xid(record.pci_bus_id, record.xid, record.read_at, record.gpu,
+                                record.uuid)  # fmt: skip
 
     async def tick(self) -> None:
         """Let time-decided effects (settled repeat bursts) out even when the log is quiet."""

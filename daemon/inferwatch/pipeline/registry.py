@@ -26,9 +26,10 @@ from inferwatch.sources.base import PolledSource, Source
 from inferwatch.sources.docker_logs import DockerLogsSource
 from inferwatch.sources.engine_log import FileLinesSource
 from inferwatch.sources.gpu_processes import ProcessTable
-from inferwatch.sources.gpus import GpuSource, sampler_for
+from inferwatch.sources.gpus import GpuSource, nvml_module, sampler_for
 from inferwatch.sources.journald import JOURNAL_DIR, JournaldSource
 from inferwatch.sources.kmsg import KmsgSource, read_boot_id
+from inferwatch.sources.nvml_events import NvmlXidEvents
 from inferwatch.sources.scrape import ProbeScrapeSource, ScrapeSource
 from inferwatch.sources.unavailable import Unavailable
 from inferwatch.store.events import EventLog
@@ -116,14 +117,22 @@ def build_kernel(ctx: BuildContext) -> Built:
         source = FileLinesSource(
             "kernel", (str(cfg.path),), ctx.clock, checkpoint=checkpoint, watcher=ctx.watcher
         )
+    built = Built(ticks=[ingest.tick], line_handlers={"kernel": ingest})
     if source is not None:
-        ticks: list[Callable[[], Awaitable[None]]] = [ingest.tick]
+        built.sources.append(source)
         if isinstance(source, FileLinesSource):
-            ticks.append(tail_tick(ctx.store, ctx.clock, source))
-        return Built(sources=[source], line_handlers={"kernel": ingest}, ticks=ticks)
-    if cfg.source in ("auto", "file"):
-        reasons.append("no kernel.path configured")
-    return Built(sources=[Unavailable("kernel", "no kernel log readable: " + "; ".join(reasons))])
+            built.ticks.append(tail_tick(ctx.store, ctx.clock, source))
+    else:
+        if cfg.source in ("auto", "file"):
+            reasons.append("no kernel.path configured")
+        unreadable = "no kernel log readable: " + "; ".join(reasons)
+        built.sources.append(Unavailable("kernel", unreadable))
+    gpus = ctx.config.gpus
+    if gpus.backend != "off":  # the driver's own Xid reports, counted once with the log's
+        events = NvmlXidEvents(nvml_module(gpus.backend, gpus.profile), ctx.clock)
+        built.sources.append(events)
+        built.line_handlers[events.name] = ingest.on_nvml
+    return built
 
 
 def build_engines(ctx: BuildContext) -> Built:

@@ -9,7 +9,9 @@ pipeline through :meth:`GpuSource.take_lost` (it writes the ``gpu_lost`` event).
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 from inferwatch.clock import Clock
 from inferwatch.labels import Labels
@@ -26,15 +28,21 @@ TIMEOUTS = "inferwatch_gpu_nvml_call_timeouts_total"
 SKIPPED = "inferwatch_gpu_polls_skipped_total"
 
 
+def nvml_module(backend: str, profile: Path | None) -> Callable[[], Any]:
+    """What stands for ``pynvml`` under ``gpus.backend``: the fake of ``profile``, else pynvml
+    itself (imported when first asked for)."""
+    if backend == "fake":
+        assert profile is not None  # validated by the config model
+        fake = FakeNvml(profile)
+        return lambda: fake
+    return load_pynvml
+
+
 def sampler_for(
     backend: str, profile: Path | None, processes: ProcessTable | None = None
 ) -> NvmlSampler:
     """The sampler of ``gpus.backend``: the fake reads ``profile``; auto and nvml use pynvml."""
-    if backend == "fake":
-        assert profile is not None  # validated by the config model
-        fake = FakeNvml(profile)
-        return NvmlSampler(lambda: fake, processes)
-    return NvmlSampler(load_pynvml, processes)
+    return NvmlSampler(nvml_module(backend, profile), processes)
 
 
 class GpuSource:
