@@ -20,7 +20,7 @@ import httpx
 import pytest
 
 from certs import make_ca, server_pair
-from conftest import free_port, wait_until
+from conftest import free_port, require_tool, wait_until
 
 PASSWORD = "c0rrect-h0rse"
 HASH = bcrypt.hashpw(PASSWORD.encode(), bcrypt.gensalt(rounds=4)).decode()
@@ -182,3 +182,34 @@ def test_beyond_loopback_the_alert_series_follows_auth(tmp_path: Path) -> None:
         ).json()
         [problem] = [p for p in doc["problems"] if "not loopback" in p]
         assert "without TLS" in problem  # a password in clear is still worth a word
+
+
+@pytest.mark.integration
+def test_amtool_works_with_basic_auth(tmp_path: Path) -> None:
+    """Debian's amtool 0.25 with its --http.config.file reaches the Alertmanager v2 subset of a
+    daemon with basic auth; without the file it is refused."""
+    tool = require_tool("amtool")
+    http_config = tmp_path / "amtool-http.yml"
+    http_config.write_text(f"basic_auth: {{username: alice, password: {PASSWORD}}}\n")
+    with daemon(
+        tmp_path / "d", f"127.0.0.1:{free_port()}", f"  basic_auth_users: {{alice: '{HASH}'}}\n"
+    ) as d:
+        wait_serving(d)
+
+        def amtool(*args: str, auth: bool = True) -> subprocess.CompletedProcess[str]:
+            extra = [f"--http.config.file={http_config}"] if auth else []
+            return subprocess.run(
+                [tool, f"--alertmanager.url={d.base}", *extra, *args],
+                capture_output=True, text=True, timeout=30, check=False,
+            )  # fmt: skip
+
+        refused = amtool("silence", "query", auth=False)
+        assert refused.returncode != 0
+        added = amtool("silence", "add", "alertname=GpuLost", "-c", "swap", "-d", "1h")
+        assert added.returncode == 0, added.stderr
+        sid = added.stdout.strip()
+        listed = amtool("silence", "query")
+        assert listed.returncode == 0 and sid in listed.stdout, listed.stderr
+        assert amtool("alert", "query").returncode == 0
+        assert amtool("silence", "expire", sid).returncode == 0
+        assert sid not in amtool("silence", "query").stdout
