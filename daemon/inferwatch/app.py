@@ -499,6 +499,8 @@ class Daemon:
             self._rule_watch.append(self.watcher.subscribe(directory, changed))
 
     def _reload_rules(self) -> None:
+        if not self.rules.changed_on_disk():
+            return  # another file of the directory changed (a log written beside the rules)
         before = list(self.rules.files)
         if self.rules.load() and before != self.rules.files:
             self._watch_rules()

@@ -58,6 +58,7 @@ class RuleService:
         self.manager = RuleManager(RuleSet(), store, external_labels, external_url=external_url)
         self._pending: set[tuple[str, Labels]] = set()
         self._scheduled = False
+        self._loaded_from: tuple[tuple[str, int, int, int], ...] = ()
         store.describe(RELOAD_OK, Kind.GAUGE, "1 when the last load of the rule files succeeded.")
         store.describe(RELOAD_AT, Kind.GAUGE, "Unix time of the last successful rule load.")
         store.describe(EVAL_SECONDS, Kind.GAUGE, "Seconds the last rule evaluation took.")
@@ -72,10 +73,27 @@ class RuleService:
         )
 
     # -- loading --------------------------------------------------------------------------------
+    def on_disk(self) -> tuple[tuple[str, int, int, int], ...]:
+        """What the rule files are now: each matched path with its inode, size and mtime (a
+        change in a rule file's directory that touched no rule file changes none of these)."""
+        paths, _ = expand_rule_paths(self.patterns)
+        out = []
+        for path in paths:
+            try:
+                st = path.stat()
+            except OSError:
+                continue
+            out.append((str(path), st.st_ino, st.st_size, st.st_mtime_ns))
+        return tuple(out)
+
+    def changed_on_disk(self) -> bool:
+        return self.on_disk() != self._loaded_from
+
     def load(self, patterns: Iterable[str] | None = None) -> bool:
         """(Re)load the rule files; on any problem keep the running rules and report."""
         if patterns is not None:
             self.patterns = list(patterns)
+        self._loaded_from = self.on_disk()
         paths, problems = expand_rule_paths(self.patterns)
         rule_set, found = load_rule_files(paths)
         problems += found
