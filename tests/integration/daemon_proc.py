@@ -67,12 +67,15 @@ def start_daemon(
     state_dir: Path | None = None,
     env: dict[str, str] | None = None,
     nofile: int | None = None,
+    wrap: tuple[str, ...] = (),
 ) -> DaemonProc:
-    """``nofile``: the daemon's soft open-file limit (RLIMIT_NOFILE), for descriptor tests."""
+    """``nofile``: the daemon's soft open-file limit (RLIMIT_NOFILE), for descriptor tests;
+    ``wrap``: a command the daemon runs under (e.g. ``setpriv`` dropping capabilities)."""
     port = free_port()
     state = state_dir or tmp / "state"
     log_path = tmp / f"daemon-{port}.log"
     cmd = [
+        *wrap,
         sys.executable,
         "-m",
         "inferwatch",

@@ -5,12 +5,14 @@ never cleared ``InferwatchKernelLogUnreadable``.
 A real daemon follows a real kern.log (``kernel.source: file``) and an engine log. The shipped
 internal rules are loaded from a copy whose ``for:`` is 2 s instead of minutes, so the alerts'
 firing and clearing are seen within the test's bounds; the expressions are the shipped ones.
-(Unreadable by permission is the same path in the tailer, but cannot be staged as root.)"""
+Unreadable by permission: the files are made mode 000; as root the daemon runs under ``setpriv``
+with every capability dropped, so the permission bits hold for it too."""
 
 from __future__ import annotations
 
 import os
 import re
+import shutil
 from collections.abc import Callable
 from pathlib import Path
 
@@ -59,7 +61,20 @@ def source_up(d: DaemonProc, name: str) -> float | None:
 REPLACE: dict[str, Callable[[Path], None]] = {
     "fifo": lambda p: (p.unlink(), os.mkfifo(p)),  # type: ignore[dict-item]
     "directory": lambda p: (p.unlink(), p.mkdir()),  # type: ignore[dict-item]
+    # created mode 000 (never readable for a moment: the watcher would open it at once)
+    "mode 000 file": lambda p: (p.unlink(), os.close(os.open(p, os.O_CREAT | os.O_WRONLY, 0))),  # type: ignore[dict-item]
 }
+REASON = {"fifo": "a FIFO", "directory": "a directory", "mode 000 file": "Permission denied"}
+
+
+def unprivileged() -> tuple[str, ...]:
+    """As root, drop every capability (CAP_DAC_OVERRIDE included): mode 000 then refuses."""
+    if os.geteuid() != 0:
+        return ()
+    setpriv = shutil.which("setpriv")
+    if setpriv is None:
+        pytest.skip("setpriv (util-linux) is needed to drop root's capabilities")
+    return (setpriv, "--inh-caps=-all", "--ambient-caps=-all", "--bounding-set=-all", "--")
 
 
 @pytest.mark.parametrize("kind", sorted(REPLACE))
@@ -67,14 +82,15 @@ def test_a_log_replaced_by_something_unreadable_is_down_and_alerted(
     tmp_path: Path, kind: str, attack: AttackRow
 ) -> None:
     attack.describe(
-        "kernel log and engine log replaced by a " + kind + " while running",
+        f"kernel log and engine log replaced by a {kind} while running",
         "sources up 0 with the reason, InferwatchKernelLogUnreadable and InferwatchSourceDown "
         "fire, the daemon keeps serving (never blocked)",
     )
     kern, engine_log = tmp_path / "kern.log", tmp_path / "engine.log"
     kern.write_text(LINE)
     engine_log.write_text("INFO 12-02 01:00:00 engine starting\n")
-    d = start_daemon(tmp_path, "--config", str(setup(tmp_path, kern, engine_log)))
+    wrap = unprivileged() if kind.startswith("mode") else ()
+    d = start_daemon(tmp_path, "--config", str(setup(tmp_path, kern, engine_log)), wrap=wrap)
     try:
         d.wait_ready(60)
         wait_until(lambda: source(d, "kernel").get("state") == "up", 30, "the kernel log read")
@@ -96,7 +112,7 @@ def test_a_log_replaced_by_something_unreadable_is_down_and_alerted(
             f"{source_up(d, 'engine:llm')}; KernelLogUnreadable "
             f"{'firing' if kernel_alert else '?'}, SourceDown {'firing' if engine_alert else '?'}"
         )
-        assert ("a FIFO" if kind == "fifo" else "a directory") in reason
+        assert REASON[kind] in reason
         assert source_up(d, "kernel") == 0.0 and source_up(d, "engine:llm") == 0.0
         assert d.get("/healthz").status_code == 200
     finally:
