@@ -13,6 +13,7 @@ from typing import TypeVar
 import pytest
 
 from inferwatch.promql.types import DEFAULT_OPTIONS, PLAIN_OPTIONS, EvalOptions
+from reliability.attack_table import attack, pytest_terminal_summary  # noqa: F401 (registered)
 
 T = TypeVar("T")
 REPO = Path(__file__).resolve().parents[1]

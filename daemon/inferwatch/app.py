@@ -124,6 +124,7 @@ class Daemon:
         self.started_at = clock.time()
         self.last_snapshot: float | None = None
         self.checkpoints: dict[str, Any] = {}
+        self._restored_alerts: str | None = None
         self._stop = asyncio.Event()
         self._notify_lock = asyncio.Lock()
         self._snapshot_lock = asyncio.Lock()
@@ -142,7 +143,7 @@ class Daemon:
         self.notify = self._notify_service(self.config)
         self.digests.apply(self.config, self.scheduler)
         self.rules.sink = self._on_transitions
-        self.rules.restore()
+        self.rules.restore(self._restored_alerts)
         self.store.on_change(self.rules.on_change)
         self.telemetry.build_info()
         self.telemetry.config_reload(True, self.clock.time())
@@ -274,6 +275,7 @@ class Daemon:
         if restored.problem:
             self.problems.append(restored.problem)
         self.checkpoints = restored.checkpoints
+        self._restored_alerts = restored.alerts
         if restored.series:
             log.info("state restored", series=restored.series, written_at=restored.written_at)
 
@@ -317,11 +319,13 @@ class Daemon:
                 self.checkpoints[str(getattr(source, "name", ""))] = source.checkpoint()
         if self.read_only:
             return
-        doc = snapshot.capture(self.store, copy.deepcopy(self.checkpoints), now)
+        # series, checkpoints and alerts of one instant in one file: a kill can leave an older
+        # snapshot, never alerts ahead of the series that fired them (a second page)
+        alerts = self.rules.state_text(now)
+        doc = snapshot.capture(self.store, copy.deepcopy(self.checkpoints), now, alerts)
         try:
             path = self.state_dir / SNAPSHOT_FILE
             await self.pool.run(timeout, snapshot.encode_and_write, path, doc)
-            await self.pool.run(timeout, self.rules.save)
         except OSError as exc:
             if not is_disk_fault(exc):
                 raise

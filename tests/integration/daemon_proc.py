@@ -78,13 +78,16 @@ def start_daemon(
     env: dict[str, str] | None = None,
     nofile: int | None = None,
     port: int | None = None,
+    wrap: tuple[str, ...] = (),
 ) -> DaemonProc:
     """``nofile``: the daemon's soft open-file limit (RLIMIT_NOFILE), for descriptor tests;
-    ``port``: the one a config given in ``args`` names (default: a free one)."""
+    ``port``: the one a config given in ``args`` names (default: a free one); ``wrap``: a
+    command the daemon runs under (e.g. ``setpriv`` dropping capabilities)."""
     port = port or free_port()
     state = state_dir or tmp / "state"
     log_path = tmp / f"daemon-{port}.log"
     cmd = [
+        *wrap,
         sys.executable,
         "-m",
         "inferwatch",

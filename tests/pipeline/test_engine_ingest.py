@@ -114,3 +114,20 @@ def test_a_crash_pages_within_five_seconds_while_the_log_keeps_going() -> None:
     clock.advance(30)
     asyncio.run(engine.tick())
     assert crashes() == 1.0
+
+
+def test_a_garbage_scrape_is_a_failed_scrape_not_an_exception() -> None:
+    clock = FakeClock(AT)
+    engine, store = ingest(clock, first_start=False)
+    good = "# TYPE vllm:num_requests_running gauge\nvllm:num_requests_running 1\n"
+    asyncio.run(engine.on_scrape(LineRecord("scrape:e", "http://x/metrics", 1, good, AT)))
+    up = store.get(n.UP, make_labels({"engine": "e"}))
+    assert up is not None and up.vs[-1] == 1.0
+    for seq in range(2, 5):
+        clock.advance(5)
+        rec = LineRecord("scrape:e", "http://x/metrics", seq, "\x00 garbage {{{", clock.time())
+        asyncio.run(engine.on_scrape(rec))  # counted, not raised
+    assert up.vs[-1] == 0.0
+    errors = store.get(n.SCRAPE_ERRORS, make_labels({"engine": "e"}))
+    assert errors is not None and errors.vs[-1] == 3.0
+    assert sum(engine.bad_bodies.totals.values()) == 3

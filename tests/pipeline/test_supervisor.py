@@ -173,3 +173,52 @@ def test_a_source_that_reads_is_up_and_its_series_stays_fresh() -> None:
 
     asyncio.run(scenario())
     assert len(got) == 2
+
+
+class Reporting:
+    """A source that never emits but says how its input looks (a tailer's file status)."""
+
+    name = "kernel"
+
+    def __init__(self) -> None:
+        self.health: tuple[str, str] | None = None
+        self.running = asyncio.Event()
+
+    def input_health(self) -> tuple[str, str] | None:
+        return self.health
+
+    async def run(self, emit: Emit) -> None:
+        self.running.set()
+        await asyncio.Event().wait()
+
+
+def test_a_source_reporting_its_input_is_marked_by_it_both_ways() -> None:
+    clock = FakeClock()
+    store = SeriesStore(clock)
+
+    def up() -> float | None:
+        series = store.get(SOURCE_UP, make_labels({"source": "kernel"}))
+        last = series.last() if series is not None else None
+        return last[1] if last is not None else None
+
+    async def scenario() -> None:
+        sup = Supervisor(Telemetry(store), clock)
+        src = Reporting()
+
+        async def emit(_r: Record) -> None:
+            return None
+
+        sup.start(src, emit)
+        await asyncio.wait_for(src.running.wait(), 5)
+        sup.refresh()
+        assert sup.health["kernel"].state == "starting"  # nothing known yet
+        src.health = ("error", "not a regular file (a FIFO): kern.log")
+        sup.refresh()
+        assert (sup.health["kernel"].state, up()) == ("error", 0.0)
+        assert "FIFO" in sup.health["kernel"].reason
+        src.health = ("up", "")  # the file is back (or appeared): up with no record yet
+        sup.refresh()
+        assert (sup.health["kernel"].state, up()) == ("up", 1.0)
+        await sup.stop()
+
+    asyncio.run(scenario())

@@ -10,6 +10,7 @@ import pytest
 
 from inferwatch.configfile import load_config
 from inferwatch.errors import ConfigError
+from reliability.attack_table import AttackRow
 from reliability.confcheck import check
 
 WEBHOOK = """\
@@ -34,9 +35,16 @@ def lines(path: Path) -> list[str]:
     return [str(p) for p in info.value.problems]
 
 
-def test_webhook_typos_and_unsupported_http_config_are_refused(tmp_path: Path) -> None:
+def test_webhook_typos_and_unsupported_http_config_are_refused(
+    tmp_path: Path, attack: AttackRow
+) -> None:
+    attack.describe(
+        "webhook with send_resolvd typo and http_config authorization/basic_auth/tls_config",
+        "each refused at PATH:LINE:COL, none silently ignored",
+    )
     path = tmp_path / "c.yaml"
     path.write_text(WEBHOOK)
+    attack.saw(f"{len(lines(path))} located problems")
     at = f"{path}:{{}}: receivers[0].webhook_configs[0]."
     unsupported = "not supported: inferwatch does not implement http_config."
     assert lines(path) == [
@@ -47,10 +55,12 @@ def test_webhook_typos_and_unsupported_http_config_are_refused(tmp_path: Path) -
     ]
 
 
-def test_check_exits_2_on_an_unknown_channel_key(tmp_path: Path) -> None:
+def test_check_exits_2_on_an_unknown_channel_key(tmp_path: Path, attack: AttackRow) -> None:
+    attack.describe("`check` on a channel key typo", "exit 2 naming the key")
     path = tmp_path / "c.yaml"
     path.write_text(WEBHOOK)
     result = check(path)
+    attack.saw(f"exit {result.code}")
     assert result.code == 2, result.out
     assert "send_resolvd: unknown key" in result.out
 
@@ -71,16 +81,19 @@ def test_check_exits_2_on_an_unknown_channel_key(tmp_path: Path) -> None:
     ],
 )
 def test_every_channel_refuses_keys_it_does_not_read(
-    tmp_path: Path, entry: str, where: str
+    tmp_path: Path, entry: str, where: str, attack: AttackRow
 ) -> None:
+    attack.describe(f"a key no channel reads: {where}", "unknown key at PATH:LINE:COL")
     path = tmp_path / "c.yaml"
     path.write_text(f"route: {{receiver: r}}\nreceivers:\n  - name: r\n    {entry}\n")
     [line] = lines(path)
+    attack.saw(line.replace(str(path), "c.yaml"))
     assert f": receivers[0].{where}: unknown key" in line, line
     assert line.startswith(f"{path}:4:"), line
 
 
-def test_known_keys_still_load(tmp_path: Path) -> None:
+def test_known_keys_still_load(tmp_path: Path, attack: AttackRow) -> None:
+    attack.describe("channel keys that are read (send_resolved, proxy_url, …)", "loads")
     path = tmp_path / "c.yaml"
     path.write_text(
         "language: zh\nroute: {receiver: r}\nreceivers:\n  - name: r\n"
@@ -90,4 +103,5 @@ def test_known_keys_still_load(tmp_path: Path) -> None:
         "    ntfy_configs: [{topic: t0p1c, language: en, title: '{{ .Status }}'}]\n"
     )
     config = load_config(path)
+    attack.saw(f"loaded: receiver {config.receivers[0].name}")
     assert config.receivers[0].name == "r"

@@ -16,6 +16,7 @@ import pytest
 
 from conftest import free_port, wait_until
 from integration.daemon_proc import DaemonProc, start_daemon
+from reliability.attack_table import AttackRow
 from reliability.tmpfs import fill, remount, tmpfs
 
 pytestmark = pytest.mark.integration
@@ -84,7 +85,12 @@ def disk_problems(d: DaemonProc) -> list[str]:
     return [p for p in status(d)["problems"] if "full" in p or "read-only" in p]
 
 
-def test_alerts_survive_a_full_state_dir(tmp_path: Path, sink: Sink) -> None:
+def test_alerts_survive_a_full_state_dir(tmp_path: Path, sink: Sink, attack: AttackRow) -> None:
+    attack.describe(
+        "state dir on a 2 MB tmpfs filled while running; 3 critical Xid 79 alerts, receiver "
+        "down for two; then space freed, kill -9, restart",
+        "all three delivered (from memory while full), problem reported then cleared, none lost",
+    )
     kern = tmp_path / "kern.log"
     kern.write_text("")
     config = tmp_path / "c.yaml"
@@ -112,6 +118,7 @@ def test_alerts_survive_a_full_state_dir(tmp_path: Path, sink: Sink) -> None:
             xid("A")
             wait_until(lambda: sink.firing(BUSES["A"]), 30, "A delivered while the disk is full")
             wait_until(lambda: disk_problems(d), 10, "the full disk reported in status")
+            attack.saw(f"A delivered while full; status: {disk_problems(d)[0][:60]!r}")
             assert "inferwatch_state_write_errors_total" in d.metrics()
             # 2. disk full, receiver down: kept in memory, not lost
             sink.down.set()
@@ -122,6 +129,7 @@ def test_alerts_survive_a_full_state_dir(tmp_path: Path, sink: Sink) -> None:
                 return int(status(d)["notify"]["outbox_memory_pending"])
 
             wait_until(lambda: in_memory() >= 2, 30, "B and C held in memory")
+            attack.saw(f"{in_memory()} held in memory while the receiver is down")
             # 3. space returns: the rows reach outbox.db, the problem clears
             filler.unlink()
             wait_until(lambda: in_memory() == 0, 30, "the memory rows written to disk")
@@ -136,13 +144,20 @@ def test_alerts_survive_a_full_state_dir(tmp_path: Path, sink: Sink) -> None:
             d2.wait_ready()
             for name in "BC":
                 wait_until(lambda n=name: sink.firing(BUSES[n]), 30, f"{name} after the restart")
+            attack.saw("space freed: written to disk; B and C delivered after kill -9 and restart")
         finally:
             d.kill()
             if d2 is not None:
                 d2.kill()
 
 
-def test_read_only_state_dir_runs_with_state_in_memory(tmp_path: Path, sink: Sink) -> None:
+def test_read_only_state_dir_runs_with_state_in_memory(
+    tmp_path: Path, sink: Sink, attack: AttackRow
+) -> None:
+    attack.describe(
+        "state dir read-only (tmpfs remounted ro) at start",
+        "daemon starts, says so in status, pages from memory, moves nothing aside",
+    )
     kern = tmp_path / "kern.log"
     kern.write_text("")
     config = tmp_path / "c.yaml"
@@ -169,8 +184,11 @@ def test_read_only_state_dir_runs_with_state_in_memory(tmp_path: Path, sink: Sin
             with kern.open("a") as fh:
                 fh.write(xid_line(BUSES["A"]))
             wait_until(lambda: sink.firing(BUSES["A"]), 30, "A delivered from memory")
+            problem = next(p for p in status(d)["problems"] if "read-only" in p)
+            attack.saw(f"started; {problem[:60]!r}; A delivered")
         finally:
             code, _ = d.terminate()
         assert code == 0
+        attack.saw(f"files after: {sorted(p.name for p in state.iterdir()) == before and 'same'}")
         assert sorted(p.name for p in state.iterdir()) == before  # nothing moved aside
         assert "Traceback" not in d.log()

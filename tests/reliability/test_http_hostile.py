@@ -28,6 +28,7 @@ from inferwatch.export.errlog import ErrorThrottle
 from inferwatch.export.guard import HttpLimits, default_max_connections
 from inferwatch.export.server import ExportServer
 from integration.daemon_proc import start_daemon
+from reliability.attack_table import AttackRow
 
 HALF_REQUEST = b"GET /metrics HTTP/1.1\r\nHost: 127.0.0.1\r\nX-Slow: "
 
@@ -83,7 +84,11 @@ def metrics_in(port: int, within: float) -> float:
     return time.monotonic() - t0
 
 
-def test_half_sent_requests_get_408_after_the_header_deadline() -> None:
+def test_half_sent_requests_get_408_after_the_header_deadline(attack: AttackRow) -> None:
+    attack.describe(
+        "10 half-sent requests and 1 silent connection, header deadline 0.3 s",
+        "408 and close for each, /metrics answers < 2 s, every descriptor freed",
+    )
     with served(HttpLimits(max_connections=32, header_timeout=0.3)) as server:
         assert server.bound is not None
         port = server.bound[1]
@@ -91,6 +96,7 @@ def test_half_sent_requests_get_408_after_the_header_deadline() -> None:
         quiet = socket.create_connection(("127.0.0.1", port), timeout=5)  # sends nothing
         try:
             replies = [wait_until(lambda s=s: closed_by_server(s), 5, "408") for s in socks]
+            attack.saw(f"{sum(r.startswith(b'HTTP/1.1 408') for r in replies)}/10 got 408")
             assert all(r.startswith(b"HTTP/1.1 408") for r in replies), replies[:2]
             assert wait_until(lambda: closed_by_server(quiet), 5, "idle close") == b"<closed>"
             assert metrics_in(port, 2) < 2
@@ -101,7 +107,11 @@ def test_half_sent_requests_get_408_after_the_header_deadline() -> None:
                 s.close()
 
 
-def test_beyond_the_cap_the_oldest_waiting_connection_makes_room() -> None:
+def test_beyond_the_cap_the_oldest_waiting_connection_makes_room(attack: AttackRow) -> None:
+    attack.describe(
+        "30 idle half-open connections against a cap of 8",
+        "never more than 8 open, the 22 oldest closed, /metrics still answers",
+    )
     with served(HttpLimits(max_connections=8, header_timeout=60)) as server:
         assert server.bound is not None
         port = server.bound[1]
@@ -112,6 +122,7 @@ def test_beyond_the_cap_the_oldest_waiting_connection_makes_room() -> None:
                 assert metrics_in(port, 2) < 2
             assert server.guard.open_count <= 8
             dropped = server.http_status()["errors"]
+            attack.saw(f"open {server.guard.open_count}, errors {dropped}")
             assert dropped["connection closed to make room: it had not sent a request"] >= 22
             evicted = [s for s in socks[:22] if closed_by_server(s) is not None]
             assert len(evicted) == 22  # the oldest went first
@@ -120,20 +131,26 @@ def test_beyond_the_cap_the_oldest_waiting_connection_makes_room() -> None:
                 s.close()
 
 
-def test_an_oversized_request_line_is_refused_without_a_traceback() -> None:
+def test_an_oversized_request_line_is_refused_without_a_traceback(attack: AttackRow) -> None:
+    attack.describe("a 20 KB request line, then a 20 KB header", "a 4xx each, server unharmed")
     with served(HttpLimits(max_connections=8)) as server:
         assert server.bound is not None
         port = server.bound[1]
         r = httpx.get(f"http://127.0.0.1:{port}/metrics?{'a' * 20_000}", timeout=5, trust_env=False)
+        attack.saw(f"request line: {r.status_code}")
         assert 400 <= r.status_code < 500
         r = httpx.get(
             f"http://127.0.0.1:{port}/healthz", headers={"X-Big": "b" * 20_000}, trust_env=False
         )
+        attack.saw(f"header: {r.status_code}")
         assert 400 <= r.status_code < 500
         assert metrics_in(port, 2) < 2
 
 
-def test_errors_are_logged_once_per_kind_then_counted() -> None:
+def test_errors_are_logged_once_per_kind_then_counted(attack: AttackRow) -> None:
+    attack.describe(
+        "10,000 accept failures in 100 s (fake clock)", "one line, then a count per minute"
+    )
     now = [0.0]
     throttle = ErrorThrottle(interval=60, clock=lambda: now[0])
     with capture_logs() as logs:
@@ -149,22 +166,29 @@ def test_errors_are_logged_once_per_kind_then_counted() -> None:
         ("other", "once"),
     ]
     repeats = [x for x in logs if x["event"] == "server error repeated"]
+    attack.saw(f"{len(firsts)} first lines, {len(repeats)} count lines for 10,001 errors")
     assert [x["count"] for x in repeats] == [6000, 3999]  # at 60 s, then at the flush
     assert sum(x["count"] for x in repeats) + 1 == 10_000
 
 
-def test_the_default_cap_leaves_most_descriptors_to_the_daemon() -> None:
+def test_the_default_cap_leaves_most_descriptors_to_the_daemon(attack: AttackRow) -> None:
+    attack.describe("the default connection cap", "at most a quarter of the open-file limit")
     soft = resource.getrlimit(resource.RLIMIT_NOFILE)[0]
     cap = default_max_connections()
+    attack.saw(f"cap {cap} with an open-file limit of {soft}")
     assert 16 <= cap <= 256
     if soft != resource.RLIM_INFINITY:
         assert cap <= max(16, soft // 4)
 
 
 @pytest.mark.integration
-def test_the_daemon_survives_300_half_open_connections(tmp_path: Path) -> None:
+def test_the_daemon_survives_300_half_open_connections(tmp_path: Path, attack: AttackRow) -> None:
     """300 half-sent requests against a daemon allowed 256 descriptors: before the guard it
     ran out of descriptors, /metrics timed out and the log grew by megabytes a second."""
+    attack.describe(
+        "slowloris: 300 half-sent requests, daemon limited to 256 open files",
+        "/metrics < 2 s, connections capped, no traceback, log < 64 KB, each kind logged once",
+    )
     count, daemon_files = 300, 256
     soft = resource.getrlimit(resource.RLIMIT_NOFILE)[0]
     if soft != resource.RLIM_INFINITY and soft < count + 64:
@@ -191,6 +215,7 @@ def test_the_daemon_survives_300_half_open_connections(tmp_path: Path) -> None:
             s.close()
         code, _ = d.terminate()
     log = d.log()
+    attack.saw(f"log {len(log)} bytes, {log.count('Traceback')} tracebacks, exit {code}")
     assert code == 0
     assert "Traceback" not in log
     assert len(log) < 64 * 1024, f"the log grew to {len(log)} bytes"

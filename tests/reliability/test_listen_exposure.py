@@ -13,6 +13,7 @@ import pytest
 
 from conftest import free_port, wait_until
 from inferwatch.export.exposure import exposure_problem, is_loopback
+from reliability.attack_table import AttackRow
 
 
 @pytest.mark.parametrize(
@@ -31,19 +32,26 @@ from inferwatch.export.exposure import exposure_problem, is_loopback
         ("gpu-host.example", False),
     ],
 )
-def test_is_loopback(address: str, loopback: bool) -> None:
+def test_is_loopback(address: str, loopback: bool, attack: AttackRow) -> None:
+    attack.describe("listen address classified", "loopback" if loopback else "off the host")
+    attack.saw("loopback" if is_loopback(address) else "off the host")
     assert is_loopback(address) is loopback
 
 
-def test_the_problem_names_the_exposed_addresses() -> None:
+def test_the_problem_names_the_exposed_addresses(attack: AttackRow) -> None:
+    attack.describe("bound to 127.0.0.1 and 0.0.0.0", "a problem naming 0.0.0.0; none for loopback")
     assert exposure_problem(["127.0.0.1", "::1"]) is None
     problem = exposure_problem(["127.0.0.1", "0.0.0.0"])
+    attack.saw(repr(problem)[:90])
     assert problem is not None
     assert "0.0.0.0" in problem and "without authentication" in problem
 
 
 @pytest.mark.integration
-def test_a_wildcard_listen_warns_at_start_and_in_status(tmp_path: Path) -> None:
+def test_a_wildcard_listen_warns_at_start_and_in_status(tmp_path: Path, attack: AttackRow) -> None:
+    attack.describe(
+        "`run --listen 0.0.0.0:PORT` without auth", "one warning at start, a problem in status"
+    )
     port = free_port()
     log_path = tmp_path / "daemon.log"
     cmd = [sys.executable, "-m", "inferwatch", "run", "--listen", f"0.0.0.0:{port}"]
@@ -71,4 +79,6 @@ def test_a_wildcard_listen_warns_at_start_and_in_status(tmp_path: Path) -> None:
     assert any("0.0.0.0" in p and "without authentication" in p for p in problems), problems
     lines = [json.loads(x) for x in log_path.read_text().splitlines() if x.startswith("{")]
     warned = [x for x in lines if x.get("event") == "HTTP API reachable off the host"]
+    exposed = [p for p in problems if "0.0.0.0" in str(p)]
+    attack.saw(f"{len(warned)} warning(s) logged; {len(exposed)} problem(s) in status")
     assert len(warned) == 1 and warned[0]["level"] == "warning"

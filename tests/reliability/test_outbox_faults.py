@@ -22,6 +22,7 @@ from inferwatch.store.faults import WRITE_ERRORS, WRITE_FAILING
 from inferwatch.store.sqlite import StateUnavailable
 from inferwatch.store.tsdb import SeriesStore
 from notify.test_backlog import T0, Recorder, alert, fire, run_ticks
+from reliability.attack_table import AttackRow
 from reliability.faultydb import FullDisk
 
 CONFIG = (
@@ -56,7 +57,13 @@ def on_disk(path: Path) -> list[tuple[str, str]]:
     return [(str(g), str(s)) for g, s in rows]
 
 
-def test_critical_alerts_on_a_full_disk_are_sent_from_memory(tmp_path: Path) -> None:
+def test_critical_alerts_on_a_full_disk_are_sent_from_memory(
+    tmp_path: Path, attack: AttackRow
+) -> None:
+    attack.describe(
+        "outbox refuses every write (disk full); 3 critical alerts fire",
+        "all 3 sent from memory, the problem reported, cleared when space returns",
+    )
     clock = FakeClock(T0)
     phone = Recorder()
     service, disk = make(tmp_path, clock, phone)
@@ -64,6 +71,7 @@ def test_critical_alerts_on_a_full_disk_are_sent_from_memory(tmp_path: Path) -> 
     for gpu in "012":
         fire(service, crit(gpu, clock.time()))
     run_ticks(service, clock, 3)
+    attack.saw(f"{disk.refused} writes refused, {len(phone.got)} messages sent")
     assert disk.refused > 0
     assert sorted(a["labels"]["gpu"] for _, p, _ in phone.got for a in p["alerts"]) == [
         "0",
@@ -82,7 +90,13 @@ def test_critical_alerts_on_a_full_disk_are_sent_from_memory(tmp_path: Path) -> 
     asyncio.run(service.close())
 
 
-def test_rows_kept_in_memory_reach_the_disk_when_space_returns(tmp_path: Path) -> None:
+def test_rows_kept_in_memory_reach_the_disk_when_space_returns(
+    tmp_path: Path, attack: AttackRow
+) -> None:
+    attack.describe(
+        "disk full and receiver down, then space returns, then the receiver",
+        "kept in memory, written to outbox.db when space returns, delivered once each",
+    )
     clock = FakeClock(T0)
     phone = Recorder(down_until=T0 + 30)
     service, disk = make(tmp_path, clock, phone)
@@ -101,12 +115,16 @@ def test_rows_kept_in_memory_reach_the_disk_when_space_returns(tmp_path: Path) -
     assert [s for _, s in on_disk(service.outbox.path)] == ["pending", "pending"]
     assert service.faults.problems() == []
     run_ticks(service, clock, 30)  # the receiver is back: delivered from the file, once each
+    attack.saw(f"{len(phone.got)} delivered, rows on disk {on_disk(service.outbox.path)}")
     assert sorted(a["labels"]["gpu"] for _, p, _ in phone.got for a in p["alerts"]) == ["0", "1"]
     assert [s for _, s in on_disk(service.outbox.path)] == ["sent", "sent"]
     asyncio.run(service.close())
 
 
-def test_an_answer_the_disk_refuses_is_not_sent_twice(tmp_path: Path) -> None:
+def test_an_answer_the_disk_refuses_is_not_sent_twice(tmp_path: Path, attack: AttackRow) -> None:
+    attack.describe(
+        "the disk fills between a delivery and writing 'sent'", "not delivered a second time"
+    )
     clock = FakeClock(T0)
     phone = Recorder(down_until=T0 + 5)
     service, disk = make(tmp_path, clock, phone)
@@ -120,13 +138,15 @@ def test_an_answer_the_disk_refuses_is_not_sent_twice(tmp_path: Path) -> None:
     assert service.status()["outbox_pending"] == 0
     disk.full = False
     run_ticks(service, clock, 5)
+    attack.saw(f"{len(phone.got)} delivery")
     assert len(phone.got) == 1
     assert [s for _, s in on_disk(service.outbox.path)] == [RowState.SENT.value]
     assert service.outbox.deferred_count() == 0
     asyncio.run(service.close())
 
 
-def test_a_failed_commit_does_not_wedge_the_outbox(tmp_path: Path) -> None:
+def test_a_failed_commit_does_not_wedge_the_outbox(tmp_path: Path, attack: AttackRow) -> None:
+    attack.describe("a commit failing with 'disk is full'", "the next transaction works")
     outbox = Outbox(tmp_path / "outbox.db")
     disk = FullDisk(outbox._conn)
     outbox._conn = disk  # type: ignore[assignment]
@@ -137,6 +157,7 @@ def test_a_failed_commit_does_not_wedge_the_outbox(tmp_path: Path) -> None:
     _, created = outbox.enqueue(
         key="a", receiver="r", integration="i", group_key="g", payload={}, now=1
     )
+    attack.saw(f"next enqueue created {created}, {outbox.pending_count()} pending")
     assert created and outbox.pending_count() == 1
     outbox.close()
 
@@ -152,8 +173,9 @@ def test_a_failed_commit_does_not_wedge_the_outbox(tmp_path: Path) -> None:
     ids=["sqlite-full", "sqlite-readonly", "enospc", "erofs"],
 )
 def test_a_disk_fault_at_open_is_not_taken_for_corruption(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, fault: Exception
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, fault: Exception, attack: AttackRow
 ) -> None:
+    attack.describe("opening outbox.db fails with a disk fault", "StateUnavailable, nothing moved")
     path = tmp_path / "outbox.db"
     Outbox(path).close()
     before = sorted(p.name for p in tmp_path.iterdir())
@@ -164,12 +186,18 @@ def test_a_disk_fault_at_open_is_not_taken_for_corruption(
     monkeypatch.setattr(state_sqlite, "_configure", refuse)
     with pytest.raises(StateUnavailable):
         Outbox(path)
+    attack.saw(
+        f"files {'unchanged' if sorted(p.name for p in tmp_path.iterdir()) == before else 'moved'}"
+    )
     assert sorted(p.name for p in tmp_path.iterdir()) == before  # nothing moved aside
 
 
 def test_an_unwritable_outbox_at_start_runs_in_memory_seeded_from_the_file(
-    tmp_path: Path,
+    tmp_path: Path, attack: AttackRow
 ) -> None:
+    attack.describe(
+        "outbox.db with a pending message, read-only at start", "runs in memory, delivers it"
+    )
     outbox = Outbox(tmp_path / "outbox.db")
     outbox.enqueue(key="a", receiver="phone", integration="webhook", group_key="g",
                    payload={"alerts": []}, now=T0)  # fmt: skip
@@ -184,6 +212,7 @@ def test_an_unwritable_outbox_at_start_runs_in_memory_seeded_from_the_file(
     phone.clock = clock
     service.notifiers[("phone", "webhook")] = phone
     run_ticks(service, clock, 2)
+    attack.saw(f"in memory {service.outbox.in_memory}, {len(phone.got)} delivered")
     assert len(phone.got) == 1
     asyncio.run(service.close())
 
@@ -200,7 +229,13 @@ def corrupt_index(path: Path) -> None:
         fh.write(b"\xff" * page)
 
 
-def test_a_corrupt_outbox_is_reported_and_its_rows_salvaged(tmp_path: Path) -> None:
+def test_a_corrupt_outbox_is_reported_and_its_rows_salvaged(
+    tmp_path: Path, attack: AttackRow
+) -> None:
+    attack.describe(
+        "outbox.db with a corrupt index page, 29 pending of 30",
+        "reported in status, moved aside, the 29 pending salvaged",
+    )
     path = tmp_path / "outbox.db"
     outbox = Outbox(path)
     for i in range(30):
@@ -212,6 +247,7 @@ def test_a_corrupt_outbox_is_reported_and_its_rows_salvaged(tmp_path: Path) -> N
     clock = FakeClock(T0 + 60)
     service = NotifyService(parse_config(CONFIG, "c.yaml"), SeriesStore(clock), clock, tmp_path)
     (problem,) = service.problems()
+    attack.saw(f"{problem[-50:]!r}; {service.status()['outbox_pending']} pending")
     assert "corrupt" in problem and "29 message(s) salvaged" in problem
     assert list(tmp_path.glob("outbox.db.corrupt-*"))
     assert service.status()["outbox_pending"] == 29

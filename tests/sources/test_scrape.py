@@ -24,7 +24,7 @@ from inferwatch.derive.engine.metrics import EngineMetricsDeriver
 from inferwatch.labels import make_labels
 from inferwatch.model import LineRecord, Record, ScrapeStatus
 from inferwatch.parsers.promtext import parse_exposition
-from inferwatch.sources.scrape import ScrapeError, ScrapeSource
+from inferwatch.sources.scrape import ScrapeError, ScrapeSource, ScrapeTimeout
 
 FIXTURES = Path(__file__).resolve().parents[1] / "fixtures" / "engine"
 E0 = make_labels({"engine": "vllm", "dp_rank": "0"})
@@ -169,6 +169,21 @@ def test_a_stalled_engine_times_out(engine: Engine) -> None:
     asyncio.run(go())
     engine.release.set()
     assert source.up is False
+
+
+def test_the_whole_scrape_has_one_deadline(engine: Engine) -> None:
+    engine.answers = [(200, fixture(1))]
+    engine.stall = True
+    source = ScrapeSource("vllm", engine.url, timeout=30.0, deadline=0.3)
+
+    async def go() -> None:
+        with pytest.raises(ScrapeTimeout, match=r"deadline of 0\.3 s"):
+            await source.poll()
+        await source.aclose()
+
+    asyncio.run(go())
+    engine.release.set()
+    assert source.up is False and "ScrapeTimeout" in source.last_error
 
 
 def test_environment_proxies_are_ignored(engine: Engine, monkeypatch: pytest.MonkeyPatch) -> None:

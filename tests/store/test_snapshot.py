@@ -103,3 +103,13 @@ def test_restore_applies_retention(tmp_path: Path) -> None:
     snapshot.restore(path, fresh, clock.time())
     s = fresh.get("g", ())
     assert s is not None and s.samples()[0][0] >= clock.time() - 100
+
+
+def test_alert_state_travels_in_the_snapshot(tmp_path: Path) -> None:
+    clock = FakeClock()
+    path = tmp_path / "snapshot.bin"
+    alerts = '{"version": 1, "saved_at": 1, "alerts": []}'
+    snapshot.encode_and_write(path, snapshot.capture(SeriesStore(clock), {}, clock.time(), alerts))
+    assert snapshot.restore(path, SeriesStore(clock), clock.time()).alerts == alerts
+    snapshot.encode_and_write(path, snapshot.capture(SeriesStore(clock), {}, clock.time()))
+    assert snapshot.restore(path, SeriesStore(clock), clock.time()).alerts is None  # older kind

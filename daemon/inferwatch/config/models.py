@@ -37,7 +37,7 @@ from inferwatch.config.defaults import (
     STATS_STALE_AFTER_S,
     STEP_RATE_REGRESSION_RATIO,
 )
-from inferwatch.config.types import Duration, ListenAddress
+from inferwatch.config.types import ByteSize, Duration, ListenAddress
 from inferwatch.config.web import WebConfig
 
 _NAME = re.compile(r"^[A-Za-z0-9_.-]+$")
@@ -89,6 +89,8 @@ class EngineConfig(_Strict):
     container: str | None = None
     metrics_url: HttpUrl | None = None
     scrape_interval: Duration = 5.0
+    scrape_timeout: Duration = Field(default=10.0, gt=0)  # the whole scrape, body included
+    body_size_limit: ByteSize = Field(default=32 << 20, ge=1024)
     decode_anchor: float = Field(default=DECODE_ANCHOR, gt=0)
     anchor_min_mal: float = Field(default=ANCHOR_MIN_MAL, ge=1)
     decode_collapse: float | None = Field(default=None, gt=0)

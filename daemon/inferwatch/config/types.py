@@ -1,8 +1,9 @@
-"""Field types shared by the configuration models: durations, listen addresses, secrets."""
+"""Field types shared by the configuration models: durations, sizes, listen addresses, secrets."""
 
 from __future__ import annotations
 
 import os
+import re
 from pathlib import Path
 from typing import Annotated, Any
 
@@ -47,6 +48,26 @@ def format_duration(seconds: float) -> str:
 
 
 Duration = Annotated[float, BeforeValidator(parse_duration), PlainSerializer(format_duration)]
+
+_SIZE = re.compile(r"(\d+)\s*([KMGT]i?B|B)?", re.IGNORECASE)
+_SIZE_UNITS = {"": 1, "b": 1, "kb": 1 << 10, "mb": 1 << 20, "gb": 1 << 30, "tb": 1 << 40}
+
+
+def parse_size(value: Any) -> int:
+    """A size in bytes: a number, or a number with a unit as Prometheus writes them (``64MB``,
+    ``512KiB``; KB/KiB, MB/MiB, GB/GiB and TB/TiB are all powers of 1024, as in Prometheus)."""
+    if isinstance(value, bool):
+        raise ValueError("expected a size such as 32MB or 512KiB")
+    if isinstance(value, int):
+        return value
+    match = _SIZE.fullmatch(value.strip()) if isinstance(value, str) else None
+    if match is None:
+        raise ValueError(f"invalid size {value!r}: use a number of bytes or B, KB, MB, GB, TB")
+    unit = (match.group(2) or "").lower().replace("ib", "b")
+    return int(match.group(1)) * _SIZE_UNITS[unit]
+
+
+ByteSize = Annotated[int, BeforeValidator(parse_size)]
 
 
 def parse_listen(value: Any) -> str:

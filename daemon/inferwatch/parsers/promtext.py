@@ -35,6 +35,7 @@ class ExpositionError(ValueError):
 
     def __init__(self, reason: str, line_no: int | None = None, line: str | None = None) -> None:
         where = f"line {line_no}: {line!r}: " if line_no is not None else ""
+        self.reason = reason  # without the line: what kind of garbage it is
         super().__init__(f"invalid exposition: {where}{reason}")
         self.reason = reason
         self.line_no = line_no

@@ -8,10 +8,12 @@ put that waits longer than ``put_timeout`` drops the record and counts it in
 from __future__ import annotations
 
 import asyncio
+import time
 from collections.abc import Awaitable, Callable
 
 from inferwatch.logsetup import get_logger
 from inferwatch.model import Record
+from inferwatch.pipeline.repeats import Repeats, origin
 from inferwatch.pipeline.telemetry import Telemetry
 from inferwatch.sources.base import Emit
 
@@ -26,6 +28,7 @@ class Bus:
         self.put_timeout = put_timeout
         self._queues: dict[str, asyncio.Queue[Record]] = {}
         self._consumers: list[asyncio.Task[None]] = []
+        self.repeats = Repeats(time.monotonic)
 
     def queue(self, name: str) -> asyncio.Queue[Record]:
         if name not in self._queues:
@@ -59,7 +62,8 @@ class Bus:
                     await handler(record)
                 except Exception as exc:
                     self.telemetry.source_error(name, "dispatch", type(exc).__name__)
-                    log.exception("record handling failed", queue=name)
+                    kind = f"{name}: {origin(exc)}"
+                    self.repeats.note(kind, "record handling failed", exc, queue=name)
                 finally:
                     queue.task_done()
 

@@ -30,6 +30,7 @@ from inferwatch.parsers.engine import parse_engine_line
 from inferwatch.parsers.engine_prefix import LinePrefix
 from inferwatch.parsers.engine_time import engine_time
 from inferwatch.parsers.promtext import ExpositionError, parse_exposition
+from inferwatch.pipeline.repeats import Repeats
 from inferwatch.pipeline.sink import EventSink, apply_effects
 from inferwatch.store.tsdb import SeriesStore
 
@@ -63,6 +64,7 @@ class EngineIngest:
         self.metrics = EngineMetricsDeriver(cfg.name)
         self.arbiter = EngineRateArbiter(hold=max(60.0, 3 * cfg.scrape_interval))
         self._last_at: float | None = None
+        self.bad_bodies = Repeats(clock.monotonic)
         describe_engine_metrics(store)
 
     def _time(self, prefix: LinePrefix, fallback: float) -> float:
@@ -110,9 +112,17 @@ class EngineIngest:
     async def on_scrape(self, rec: LineRecord) -> None:
         try:
             samples = parse_exposition(rec.text)
-        except ExpositionError:
+        except ExpositionError as exc:  # a failed scrape, as Prometheus takes it: up 0
             self.store.inc(SCRAPE_ERRORS, self.labels)
-            raise
+            apply(self.metrics.down(rec.read_at), self.store)
+            self.arbiter.metrics_down(self.cfg.name)
+            self.bad_bodies.note(
+                f"{rec.source}: {exc.reason[:80]}",
+                "engine /metrics is not exposition text; counted as a failed scrape",
+                source=rec.source,
+                error=str(exc)[:500],
+            )
+            return
         result = self.metrics.feed(samples, rec.read_at)
         await apply_effects(self.arbiter.from_metrics(result), self.store, self.sink)
 

@@ -192,6 +192,8 @@ def build_engines(ctx: BuildContext) -> Built:
                 str(engine.metrics_url),
                 clock=ctx.clock,
                 interval=engine.scrape_interval,
+                deadline=engine.scrape_timeout,
+                max_bytes=engine.body_size_limit,
             )
             built.line_handlers[scrape.name] = ingest.on_scrape
             built.status_handlers[scrape.name] = ingest.on_scrape_status

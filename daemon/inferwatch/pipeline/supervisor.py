@@ -16,7 +16,14 @@ from inferwatch.logsetup import get_logger
 from inferwatch.model import Record
 from inferwatch.pipeline.telemetry import Telemetry
 from inferwatch.redact import redact
-from inferwatch.sources.base import Announcing, Emit, Health, PolledSource, Source
+from inferwatch.sources.base import (
+    Announcing,
+    Emit,
+    Health,
+    PolledSource,
+    SelfReporting,
+    Source,
+)
 
 log = get_logger(__name__)
 Sleep = Callable[[float], Awaitable[None]]
@@ -41,6 +48,8 @@ class Supervisor:
         self.no_data_retry = no_data_retry
         self.health: dict[str, Health] = {}
         self._tasks: dict[str, asyncio.Task[None]] = {}
+        self._reporting: dict[str, SelfReporting] = {}
+        self._resting: set[str] = set()  # between a failure (or "no data") and the retry
 
     def start(self, source: Source, emit: Emit) -> None:
         name = source.name
@@ -52,13 +61,28 @@ class Supervisor:
                 self.mark(name, "up")
             await emit(record)
 
+        if isinstance(source, SelfReporting):
+            self._reporting[name] = source
         self._tasks[name] = asyncio.create_task(
             self._keep_running(source, emit_marking), name=f"source:{name}"
         )
 
     def refresh(self) -> None:
         """Write every source's health again (the daemon's tick): a source that has been up
-        for an hour keeps its ``inferwatch_source_up`` series fresh, as a scrape would."""
+        for an hour keeps its ``inferwatch_source_up`` series fresh, as a scrape would. A source
+        that reports its input (a followed file) is marked by it first: a log replaced by a FIFO
+        or a directory is down with the reason, one that appears later is up again."""
+        for name, source in self._reporting.items():
+            health = self.health.get(name)
+            if health is None or health.state == "stopped" or name in self._resting:
+                continue
+            found = source.input_health()
+            if found is None:
+                continue
+            state, reason = found
+            if state == "error" and (health.state, health.reason) != found:
+                log.error("cannot read input", source=name, reason=redact(reason))
+            self.mark(name, state, redact(reason))
         for name, health in self.health.items():
             if health.state != "stopped":
                 self.telemetry.source_up(
@@ -74,6 +98,7 @@ class Supervisor:
         for health in self.health.values():
             health.state = "stopped"
         self._tasks.clear()
+        self._reporting.clear()
 
     def mark(self, name: str, state: str, reason: str = "") -> None:
         """Let a running source say how it is (``up`` once it reads, ``no_data`` and why)."""
@@ -97,7 +122,7 @@ class Supervisor:
                 raise
             except NoData as exc:
                 self.mark(source.name, "no_data", redact(str(exc)))
-                await self.sleep(self.no_data_retry)
+                await self._rest(source.name, self.no_data_retry)
                 continue
             except Exception as exc:
                 message = redact(f"{type(exc).__name__}: {exc}")
@@ -110,8 +135,15 @@ class Supervisor:
                 self.mark(source.name, "error", message)
             if self.clock.monotonic() - started > self.backoff_max:
                 delay = self.backoff_min  # it ran well for a while: this is a fresh failure
-            await self.sleep(delay)
+            await self._rest(source.name, delay)
             delay = min(delay * 2, self.backoff_max)
+
+    async def _rest(self, name: str, seconds: float) -> None:
+        self._resting.add(name)
+        try:
+            await self.sleep(seconds)
+        finally:
+            self._resting.discard(name)
 
     async def poll(self, source: PolledSource, emit: Emit) -> None:
         """One scheduled run of a polled source, with the same error discipline as ``run``."""

@@ -24,7 +24,6 @@ from inferwatch.rules.evaluator import RuleManager
 from inferwatch.rules.loader import load_rule_files
 from inferwatch.rules.rule_paths import expand_rule_paths
 from inferwatch.rules.ruleset import RuleGroup, RuleSet
-from inferwatch.store.snapshot import write_atomic
 from inferwatch.store.tsdb import SeriesStore
 
 log = get_logger(__name__)
@@ -32,7 +31,7 @@ RELOAD_OK = "inferwatch_rules_last_reload_success"
 RELOAD_AT = "inferwatch_rules_last_reload_success_timestamp_seconds"
 EVAL_SECONDS = "inferwatch_rules_evaluation_duration_seconds"
 TRANSITIONS = "inferwatch_alert_transitions_total"
-STATE_FILE = "alerts.json"
+LEGACY_STATE_FILE = "alerts.json"  # earlier versions kept alert state apart from the snapshot
 Sink = Callable[[list[AlertTransition]], None]
 
 
@@ -180,21 +179,31 @@ class RuleService:
             self.sink(transitions)
 
     # -- state ----------------------------------------------------------------------------------
-    def save(self) -> None:
-        if self.state_dir is not None:
-            text = self.manager.to_json(self.clock.time())
-            write_atomic(self.state_dir / STATE_FILE, text.encode())
+    def state_text(self, at: float) -> str:
+        """The pending and firing alerts as of ``at``, for the daemon's snapshot (taken in the
+        same instant as the series and checkpoints, and written in the same file)."""
+        return self.manager.to_json(at)
 
-    def restore(self) -> int:
-        if self.state_dir is None:
-            return 0
-        path = self.state_dir / STATE_FILE
+    def restore(self, text: str | None = None) -> int:
+        """Put back the alerts of the snapshot (``text``); a snapshot from before alerts were kept
+        in it (None) falls back to the separate file older versions wrote."""
+        what = "snapshot"
+        if text is None:
+            if self.state_dir is None:
+                return 0
+            path = self.state_dir / LEGACY_STATE_FILE
+            what = str(path)
+            try:
+                text = path.read_text(encoding="utf-8")
+            except FileNotFoundError:
+                return 0
+            except OSError as exc:
+                log.error("alert state unreadable; starting without it", path=what, error=str(exc))
+                return 0
         try:
-            return self.manager.from_json(path.read_text(encoding="utf-8"))
-        except FileNotFoundError:
-            return 0
-        except (ValueError, OSError) as exc:
-            log.error("alert state unreadable; starting without it", path=str(path), error=str(exc))
+            return self.manager.from_json(text)
+        except ValueError as exc:
+            log.error("alert state unreadable; starting without it", path=what, error=str(exc))
             return 0
 
     # -- read side ------------------------------------------------------------------------------

@@ -46,6 +46,17 @@ class Announcing(Protocol):
 
 
 @runtime_checkable
+class SelfReporting(Protocol):
+    """A long-running source that can say how its input looks between records: a followed file
+    replaced by a FIFO or a directory, or unreadable, yields no record and raises nothing.
+
+    ``input_health`` returns ``(state, reason)`` with state ``up`` (reading), ``no_data`` (its
+    input does not exist) or ``error`` (it exists and cannot be read), or None when not known."""
+
+    def input_health(self) -> tuple[str, str] | None: ...
+
+
+@runtime_checkable
 class Checkpointed(Protocol):
     """A source whose position can be saved with the state derived from it."""
 

@@ -54,6 +54,19 @@ class FileLinesSource:
             return None
         return self._tailer.stats, self._tailer.statuses()
 
+    def input_health(self) -> tuple[str, str] | None:
+        """Up while any followed path is open; else an error if one cannot be read (a FIFO, a
+        directory, no permission), else no data (nothing there). None before it started."""
+        if self._tailer is None:
+            return None
+        statuses = self._tailer.statuses()
+        if any(s.state == "ok" for s in statuses):
+            return "up", ""
+        errors = [s.error or s.path for s in statuses if s.state == "error"]
+        if errors:
+            return "error", "; ".join(dict.fromkeys(errors))
+        return "no_data", f"no file matches {', '.join(self.config.paths)}"
+
     def checkpoint(self) -> Any:
         return self._tailer.checkpoint() if self._tailer is not None else self._restored
 

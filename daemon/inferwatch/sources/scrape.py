@@ -6,6 +6,12 @@ the time the request started, which is what the counter deltas are divided by). 
 routes it like any line record (``Dispatcher.on_lines(source.name, …)``) to
 ``parsers.promtext.parse_exposition`` and ``derive.engine.metrics.EngineMetricsDeriver``.
 
+The body is streamed and read at most up to ``max_bytes`` (``engines[].body_size_limit``): a
+declared or actual size beyond it stops the read at once, without buffering the rest (a 100 MB
+body used to be held whole before the check). The whole scrape — connect, headers and body —
+has one deadline, ``deadline`` (``engines[].scrape_timeout``): a body that trickles forever ends
+there (the per-read timeout alone let one dribbling byte at a time hold a scrape ~100 s).
+
 Failures — connection refused, a timeout, a non-200 answer, an oversized body — are raised, so
 the supervisor counts them (``inferwatch_source_errors_total{source,stage="poll"}``) and marks
 the source down. Every change of up/down (and the first result) is also a record of its own, a
@@ -20,6 +26,8 @@ The HTTP client ignores proxy variables (``trust_env=False``): on the owner's ho
 
 from __future__ import annotations
 
+import asyncio
+
 import httpx
 
 from inferwatch.clock import SYSTEM_CLOCK, Clock
@@ -28,10 +36,15 @@ from inferwatch.model import LineRecord, Record, ScrapeStatus
 
 ACCEPT = "text/plain;version=0.0.4;q=1.0, */*;q=0.1"
 MAX_BYTES = 32 * 1024 * 1024
+DEADLINE_S = 10.0
 
 
 class ScrapeError(Exception):
     """The endpoint answered, but not with usable exposition text (status, size)."""
+
+
+class ScrapeTimeout(ScrapeError):
+    """The scrape did not finish within its total deadline (a body that never ends)."""
 
 
 class ScrapeSource:
@@ -45,6 +58,7 @@ class ScrapeSource:
         clock: Clock = SYSTEM_CLOCK,
         interval: float = 10.0,
         timeout: float = 5.0,
+        deadline: float = DEADLINE_S,
         max_bytes: int = MAX_BYTES,
         name: str | None = None,
         transport: httpx.AsyncBaseTransport | None = None,
@@ -53,7 +67,8 @@ class ScrapeSource:
         self.url = url
         self.name = name or f"scrape:{engine}"
         self.interval = interval
-        self.timeout = timeout
+        self.timeout = min(timeout, deadline)
+        self.deadline = deadline
         self.up: bool | None = None
         self.last_error = ""
         self._clock = clock
@@ -77,19 +92,38 @@ class ScrapeSource:
     async def poll(self) -> LineRecord:
         started = self._clock.time()
         try:
-            response = await self._http().get(self.url)
-            if response.status_code != httpx.codes.OK:
-                raise ScrapeError(f"{self.url} answered HTTP {response.status_code}")
-            body = response.content
-            if len(body) > self._max_bytes:
-                raise ScrapeError(f"{self.url} sent {len(body)} bytes (limit {self._max_bytes})")
-            text = body.decode(response.encoding or "utf-8", "replace")
+            async with asyncio.timeout(self.deadline):
+                text = await self._fetch()
+        except TimeoutError:
+            error = f"{self.url} did not finish within the scrape deadline of {self.deadline:g} s"
+            self._status(False, started, f"ScrapeTimeout: {error}")
+            raise ScrapeTimeout(error) from None
         except (httpx.HTTPError, ScrapeError) as exc:
             self._status(False, started, f"{type(exc).__name__}: {exc}")
             raise
         self._status(True, started, "")
         self._seq += 1
         return LineRecord(self.name, self.url, self._seq, text, started)
+
+    async def _fetch(self) -> str:
+        """The body as text, read in chunks and never beyond ``max_bytes``."""
+        async with self._http().stream("GET", self.url) as response:
+            if response.status_code != httpx.codes.OK:
+                raise ScrapeError(f"{self.url} answered HTTP {response.status_code}")
+            declared = response.headers.get("Content-Length", "")
+            if declared.isdigit() and int(declared) > self._max_bytes:
+                raise ScrapeError(
+                    f"{self.url} declared {declared} bytes (body_size_limit {self._max_bytes})"
+                )
+            body = bytearray()
+            async for chunk in response.aiter_bytes():
+                body += chunk
+                if len(body) > self._max_bytes:
+                    raise ScrapeError(
+                        f"{self.url} sent more than {self._max_bytes} bytes "
+                        "(body_size_limit); the rest was not read"
+                    )
+            return bytes(body).decode(response.encoding or "utf-8", "replace")
 
     def _status(self, up: bool, at: float, error: str) -> None:
         changed = self.up is not up

@@ -1,8 +1,11 @@
-"""Snapshot and restore of the series store together with the source checkpoints.
+"""Snapshot and restore of the series store together with the source checkpoints and the alerts.
 
-Both are written in one file, atomically (temporary file, fsync, rename, fsync of the directory),
-so after kill -9 the restored counters and the positions the sources resume from always belong
-together: a record is neither lost nor counted twice. A file that cannot be read is moved aside
+All three are written in one file, atomically (temporary file, fsync, rename, fsync of the
+directory), so after kill -9 the restored counters, the positions the sources resume from and
+the alert state (an opaque text from the rules engine) always belong together: a record is
+neither lost nor counted twice, and an alert is never restored firing over series that do not
+yet hold the record that fired it (which resolved it, then fired it again with a new
+``startsAt``: a second page). A file that cannot be read is moved aside
 and reported; the daemon starts empty rather than not at all. So is one that would unpack to
 more than :data:`MAX_SNAPSHOT_BYTES` (a zlib bomb): decompression stops at the cap.
 """
@@ -35,6 +38,7 @@ class Restored:
     checkpoints: dict[str, Any] = field(default_factory=dict)
     written_at: float | None = None
     problem: str | None = None
+    alerts: str | None = None  # None: a snapshot from before alerts were kept in it
 
 
 def _encode(a: array[float]) -> str:
@@ -47,14 +51,19 @@ def _decode(text: str) -> array[float]:
     return out
 
 
-def dump(store: SeriesStore, checkpoints: dict[str, Any], now: float) -> bytes:
+def dump(
+    store: SeriesStore, checkpoints: dict[str, Any], now: float, alerts: str | None = None
+) -> bytes:
     """Serialise in the event loop thread (consistent state); the caller writes it elsewhere."""
-    return encode(capture(store, checkpoints, now))
+    return encode(capture(store, checkpoints, now, alerts))
 
 
-def capture(store: SeriesStore, checkpoints: dict[str, Any], now: float) -> dict[str, Any]:
+def capture(
+    store: SeriesStore, checkpoints: dict[str, Any], now: float, alerts: str | None = None
+) -> dict[str, Any]:
     """The snapshot as a document of fresh objects, taken in the event loop thread (the store is
-    not thread-safe); :func:`encode` (JSON and zlib, most of the cost) may then run elsewhere."""
+    not thread-safe); :func:`encode` (JSON and zlib, most of the cost) may then run elsewhere.
+    ``alerts``: the alert state taken at the same instant (same thread, no await between)."""
     rows = []
     for s in store.all_series():
         ts, vs = s.samples()
@@ -70,7 +79,10 @@ def capture(store: SeriesStore, checkpoints: dict[str, Any], now: float) -> dict
                 "v": _encode(vs),
             }
         )
-    return {"version": 1, "written_at": now, "series": rows, "checkpoints": checkpoints}
+    doc = {"version": 1, "written_at": now, "series": rows, "checkpoints": checkpoints}
+    if alerts is not None:
+        doc["alerts"] = alerts
+    return doc
 
 
 def encode(doc: dict[str, Any]) -> bytes:
@@ -121,6 +133,9 @@ def restore(path: Path, store: SeriesStore, now: float) -> Restored:
             raise ValueError(f"unknown snapshot version {doc.get('version')!r}")
         series = [_series(row) for row in doc["series"]]
         checkpoints = dict(doc.get("checkpoints") or {})
+        alerts = doc.get("alerts")
+        if alerts is not None and not isinstance(alerts, str):
+            raise ValueError("snapshot alerts: not a text")
     except (ValueError, KeyError, TypeError, zlib.error) as exc:
         moved = move_aside(path, str(exc))
         result.problem = f"snapshot {path} unreadable ({exc}); moved to {moved}"
@@ -130,6 +145,7 @@ def restore(path: Path, store: SeriesStore, now: float) -> Restored:
     store.trim(now)  # per-metric retention: ask for long ranges (rules) before restoring
     result.series = len(series)
     result.checkpoints = checkpoints
+    result.alerts = alerts
     result.written_at = float(doc.get("written_at") or 0.0)
     return result
 

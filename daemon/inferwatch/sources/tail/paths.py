@@ -54,7 +54,16 @@ def _stat_into(
     if stat.S_ISREG(st.st_mode):
         matched[name] = st
     elif explicit:
-        board.error(name, IsADirectoryError(f"not a regular file: {name}"))
+        board.error(name, IsADirectoryError(f"not a regular file ({_kind(st)}): {name}"))
+
+
+def _kind(st: os.stat_result) -> str:
+    for test, kind in ((stat.S_ISDIR, "a directory"), (stat.S_ISFIFO, "a FIFO"),
+                       (stat.S_ISSOCK, "a socket"), (stat.S_ISCHR, "a character device"),
+                       (stat.S_ISBLK, "a block device")):  # fmt: skip
+        if test(st.st_mode):
+            return kind
+    return "not a file"
 
 
 def watch_dirs(patterns: Iterable[str], followed: Iterable[str]) -> frozenset[str]:
