@@ -21,6 +21,7 @@ import pytest
 
 from certs import make_ca, server_pair
 from conftest import free_port, require_tool, wait_until
+from reliability.attack_table import AttackRow
 
 PASSWORD = "c0rrect-h0rse"
 HASH = bcrypt.hashpw(PASSWORD.encode(), bcrypt.gensalt(rounds=4)).decode()
@@ -87,7 +88,11 @@ def cli(*args: str, env: dict[str, str] | None = None) -> subprocess.CompletedPr
 
 
 @pytest.mark.integration
-def test_basic_auth_keeps_everyone_out_but_the_user(tmp_path: Path) -> None:
+def test_basic_auth_keeps_everyone_out_but_the_user(tmp_path: Path, attack: AttackRow) -> None:
+    attack.describe(
+        "POST /api/v1/silences and GET /metrics without, or with wrong, credentials (web.basic_auth_users)",
+        "401 for each; 200 with the right password",
+    )
     with daemon(
         tmp_path, f"127.0.0.1:{free_port()}", f"  basic_auth_users: {{alice: '{HASH}'}}\n"
     ) as d:
@@ -103,11 +108,16 @@ def test_basic_auth_keeps_everyone_out_but_the_user(tmp_path: Path) -> None:
             assert ok.status_code == 200, ok.text
             listed = c.get("/api/v1/silences", auth=("alice", PASSWORD)).json()
         assert [s["createdBy"] for s in listed["silences"]] == ["mallory"]
+        attack.saw("401 without or with wrong credentials; 200 and the silence with them")
     assert HASH not in d.log() and PASSWORD not in d.log()
 
 
 @pytest.mark.integration
-def test_the_cli_works_with_tls_and_auth(tmp_path: Path) -> None:
+def test_the_cli_works_with_tls_and_auth(tmp_path: Path, attack: AttackRow) -> None:
+    attack.describe(
+        "inferwatch status/silence against a daemon with TLS and basic auth",
+        "works with --url and --http.config.file; refused without",
+    )
     ca = make_ca(tmp_path)
     server_pair(tmp_path, ca)
     web_file = tmp_path / "web-config.yml"
@@ -140,9 +150,13 @@ def test_the_cli_works_with_tls_and_auth(tmp_path: Path) -> None:
         no_password.write_text(f"tls_config: {{ca_file: {ca.cert}}}\n")
         asked = cli("status", "--url", url, "--http.config.file", str(no_password))
         assert asked.returncode == 1 and "asks for credentials" in asked.stderr
-        status = cli("status", "--url", url, "--http.config.file", str(client_file))
+        status = cli("status", "--json", "--url", url, "--http.config.file", str(client_file))
         assert status.returncode == 0, status.stderr
         assert json.loads(status.stdout)["listen"] == f"127.0.0.1:{port}"
+        attack.saw(
+            f"no file: exit {refused.returncode}; no password: exit {asked.returncode}; "
+            "with both: status answered"
+        )
         env = {"INFERWATCH_URL": url, "INFERWATCH_HTTP_CONFIG_FILE": str(client_file)}
         added = cli("silence", "add", "--matcher", 'alertname="X"', "--comment", "maint", env=env)
         assert added.returncode == 0, added.stderr
@@ -159,9 +173,13 @@ def exposed_metric(d: Daemon, auth: tuple[str, str] | None = None) -> str:
 
 
 @pytest.mark.integration
-def test_beyond_loopback_the_alert_series_follows_auth(tmp_path: Path) -> None:
+def test_beyond_loopback_the_alert_series_follows_auth(tmp_path: Path, attack: AttackRow) -> None:
     """Open at start (series 1, a problem); auth added by a reload (SIGHUP) closes it: the
     series goes to 0 and only the no-TLS remark stays."""
+    attack.describe(
+        "listening on 0.0.0.0 without auth, then auth added by SIGHUP",
+        "inferwatch_http_exposed_without_auth 1, then 0",
+    )
     with daemon(tmp_path, f"0.0.0.0:{free_port()}", None) as d:
         wait_serving(d)
         assert exposed_metric(d) == "1.0"
@@ -177,6 +195,7 @@ def test_beyond_loopback_the_alert_series_follows_auth(tmp_path: Path) -> None:
 
         wait_until(closed, 30, "the reloaded config's basic auth")
         assert exposed_metric(d, ("alice", PASSWORD)) == "0.0"
+        attack.saw("exposed series 1 at start; 401 and series 0 after the SIGHUP adding auth")
         doc = httpx.get(
             f"{d.base}/api/v1/status", auth=("alice", PASSWORD), timeout=10, trust_env=False
         ).json()
@@ -185,9 +204,13 @@ def test_beyond_loopback_the_alert_series_follows_auth(tmp_path: Path) -> None:
 
 
 @pytest.mark.integration
-def test_amtool_works_with_basic_auth(tmp_path: Path) -> None:
+def test_amtool_works_with_basic_auth(tmp_path: Path, attack: AttackRow) -> None:
     """Debian's amtool 0.25 with its --http.config.file reaches the Alertmanager v2 subset of a
     daemon with basic auth; without the file it is refused."""
+    attack.describe(
+        "amtool silence add/query/expire, alert query against a daemon with basic auth",
+        "works with amtool's --http.config.file; refused without",
+    )
     tool = require_tool("amtool")
     http_config = tmp_path / "amtool-http.yml"
     http_config.write_text(f"basic_auth: {{username: alice, password: {PASSWORD}}}\n")
@@ -213,3 +236,7 @@ def test_amtool_works_with_basic_auth(tmp_path: Path) -> None:
         assert amtool("alert", "query").returncode == 0
         assert amtool("silence", "expire", sid).returncode == 0
         assert sid not in amtool("silence", "query").stdout
+        attack.saw(
+            f"refused without (exit {refused.returncode}); silence {sid[:8]}… added, "
+            "listed, expired"
+        )
