@@ -9,6 +9,7 @@ from pathlib import Path
 
 from inferwatch.config import loader
 from inferwatch.config.models import Config
+from inferwatch.errors import ConfigError, Problem
 from inferwatch.notify.validate import validate
 
 CHECKS: tuple[loader.Check, ...] = (validate,)
@@ -21,3 +22,25 @@ def load_config(path: Path | str | None) -> Config:
 
 def parse_config(text: str, name: str) -> Config:
     return loader.parse_config(text, name, CHECKS)
+
+
+def load_with_web(path: Path | str | None, web_file: Path | str | None) -> Config:
+    """The config, its ``web:`` section taken from ``web_file`` (``--web.config.file``) when one
+    is given; a config with a ``web:`` section of its own as well is refused (one place)."""
+    config = load_config(path)
+    if web_file is None:
+        return config
+    web = loader.load_web_config(web_file)
+    if config.web is not None:
+        raise ConfigError(
+            [
+                Problem(
+                    str(web_file),
+                    1,
+                    1,
+                    "",
+                    f"{path} has a web: section too: set TLS and basic auth in one place",
+                )
+            ]
+        )
+    return config.model_copy(update={"web": web})

@@ -38,6 +38,8 @@ SECRET_FIELDS = frozenset(
         "api_key",
         "app_token",
         "routing_key",
+        "credentials",  # http_config.authorization
+        "bearer_token",
     }
 )
 

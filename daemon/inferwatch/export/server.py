@@ -5,6 +5,12 @@ aiohttp on the daemon's own event loop, bound to loopback by default. Everything
 the redactor; the only writes are silences, and those go through :class:`SilenceAPI`, which
 validates and persists them (the routes exist only when the daemon passes one).
 
+With a ``web:`` config (exporter-toolkit's keys) it serves HTTPS (``tls_server_config``) and
+asks every request, on every endpoint, for one of ``basic_auth_users`` (401 with
+``WWW-Authenticate: Basic`` otherwise; :class:`~.webauth.BasicAuth`). A client certificate whose
+names are not in ``client_allowed_sans`` gets 403. A reload can change the users; TLS settings
+are read at start.
+
 Every write (any method but GET, HEAD and OPTIONS) must say ``Content-Type: application/json``,
 as Alertmanager requires: a web page can make a browser send a ``text/plain`` or form POST to
 loopback without asking, never a JSON one. Request bodies are capped (64 KiB: :class:`HttpLimits`).
@@ -21,18 +27,24 @@ import asyncio
 import contextlib
 import html
 import logging
+import ssl
 import time
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Sequence
 from typing import Any
 
 from aiohttp import web
 from prometheus_client import CONTENT_TYPE_LATEST, CollectorRegistry, generate_latest
 from prometheus_client.process_collector import ProcessCollector
 
+from inferwatch.config.web import WebConfig, server_context
 from inferwatch.export import jsonio
+from inferwatch.export.amv2 import SILENCE_V2_PREFIX
 from inferwatch.export.collector import StoreCollector
 from inferwatch.export.errlog import CAPTURED_LOGGERS, ErrorThrottle
 from inferwatch.export.guard import ConnectionGuard, HttpLimits
+from inferwatch.export.management import RELOAD_PATH
+from inferwatch.export.timeparam import parse_time_param
+from inferwatch.export.webauth import BasicAuth, peer_names
 from inferwatch.notify.silence import SilenceError
 from inferwatch.notify.silence_api import SilenceAPI, SilenceNotFoundError, SilencePersistError
 from inferwatch.redact import redact_obj
@@ -40,6 +52,18 @@ from inferwatch.store.events import EventLog
 
 Handler = Callable[[web.Request], Awaitable[web.StreamResponse]]
 SAFE_METHODS = frozenset({"GET", "HEAD", "OPTIONS"})
+
+
+def json_exempt(request: web.Request) -> bool:
+    """Writes that carry no body and need no JSON type: ``POST /-/reload`` (what ``curl -X
+    POST`` sends; it re-reads the file on disk) and amtool's ``DELETE /api/v2/silence/{id}``
+    (a DELETE is never a browser's simple request: a page cannot send one without a CORS
+    preflight, which the daemon never grants)."""
+    if request.path == RELOAD_PATH:
+        return True
+    return request.method == "DELETE" and request.path.startswith(SILENCE_V2_PREFIX)
+
+
 StatusFn = Callable[[], dict[str, Any]]
 EventQuery = Callable[..., Awaitable[list[dict[str, Any]]]]
 
@@ -47,7 +71,11 @@ EventQuery = Callable[..., Awaitable[list[dict[str, Any]]]]
 @web.middleware
 async def require_json_writes(request: web.Request, handler: Handler) -> web.StreamResponse:
     """415 for a write whose Content-Type is not ``application/json`` (parameters allowed)."""
-    if request.method not in SAFE_METHODS and request.content_type != "application/json":
+    if (
+        request.method not in SAFE_METHODS
+        and request.content_type != "application/json"
+        and not json_exempt(request)
+    ):
         given = request.headers.get("Content-Type", "none")
         return _json(
             {"error": f"writes need Content-Type: application/json (got {given[:100]})"}, 415
@@ -73,6 +101,8 @@ class ExportServer:
         alerts: StatusFn | None = None,
         silences: SilenceAPI | None = None,
         limits: HttpLimits | None = None,
+        web_config: WebConfig | None = None,
+        routes: Sequence[web.RouteDef] = (),
     ) -> None:
         self.registry = registry
         self.status = status
@@ -83,8 +113,13 @@ class ExportServer:
         self.limits = limits or HttpLimits()
         self.errors = ErrorThrottle()
         self.guard = ConnectionGuard(self.limits, self.errors.note)
+        self.web = WebConfig()
+        self.auth: BasicAuth | None = None
+        self._runner: web.AppRunner | None = None
+        self.set_web(web_config)
         self.app = web.Application(
-            middlewares=[self._track, require_json_writes], client_max_size=self.limits.max_body
+            middlewares=[self._track, self._authenticate, require_json_writes],
+            client_max_size=self.limits.max_body,
         )
         self.app.add_routes(
             [
@@ -104,17 +139,43 @@ class ExportServer:
                     web.delete("/api/v1/silences/{id}", self._silences_expire),
                 ]
             )
-        self._runner: web.AppRunner | None = None
+        # management (/-/*), the digest preview and the Alertmanager v2 subset
+        self.app.add_routes(routes)
         self._listener: asyncio.Server | None = None
         self._capture: logging.Filter | None = None
         self._previous_handler: Any = None
         self.bound: tuple[str, int] | None = None
         self.addresses: list[str] = []  # every address a listening socket is bound to
 
+    def set_web(self, config: WebConfig | None) -> bool:
+        """Take a (re)loaded ``web:`` config: the users apply to the next request; False when
+        the TLS settings differ from those the server started with (they need a restart)."""
+        config = config or WebConfig()
+        same_tls = config.tls_server_config == self.web.tls_server_config
+        users = config.basic_auth_users
+        if users != self.web.basic_auth_users or (users and self.auth is None):
+            self.auth = BasicAuth(users) if users else None
+        if self._runner is None or same_tls:  # before start: TLS is taken as given
+            self.web = config
+        else:
+            self.web = config.model_copy(update={"tls_server_config": self.web.tls_server_config})
+        return same_tls
+
+    @property
+    def scheme(self) -> str:
+        return "https" if self.web.tls_server_config is not None else "http"
+
     async def start(self, host: str, port: int) -> tuple[str, int]:
         runner = web.AppRunner(
             self.app, access_log=None, handle_signals=False, **self.limits.handler_args()
         )
+        tls = self.web.tls_server_config
+        context: ssl.SSLContext | None = None
+        if tls is not None:
+            try:
+                context = server_context(tls)
+            except ValueError as exc:  # the files changed since the config was checked
+                raise OSError(f"TLS: {exc}") from None
         await runner.setup()
         self._runner = runner
         assert runner.server is not None
@@ -133,6 +194,9 @@ class ExportServer:
                 # asyncio accepts up to `backlog` connections per wake-up, before the guard sees
                 # them: no more than the guard allows, so one burst cannot run out of descriptors
                 backlog=min(128, self.limits.max_connections),
+                ssl=context,
+                # a TLS handshake gets no longer than a request's headers would
+                ssl_handshake_timeout=self.limits.header_timeout if context else None,
             )
         except OSError:
             await self.stop()
@@ -178,6 +242,24 @@ class ExportServer:
         finally:
             self.guard.request_done(request.transport)
 
+    @web.middleware
+    async def _authenticate(self, request: web.Request, handler: Handler) -> web.StreamResponse:
+        """401 without one of ``basic_auth_users``; 403 for a client certificate whose names are
+        not in ``client_allowed_sans``. Every endpoint, as exporter-toolkit does."""
+        tls = self.web.tls_server_config
+        if tls is not None and tls.client_allowed_sans:
+            names = peer_names(
+                request.transport.get_extra_info("peercert") if request.transport else None
+            )
+            if not names & set(tls.client_allowed_sans):
+                return _json({"error": "the client certificate's names are not allowed"}, 403)
+        auth = self.auth
+        if auth is not None and not await auth.allows(request.headers.get("Authorization")):
+            response = _json({"error": "Unauthorized"}, 401)
+            response.headers["WWW-Authenticate"] = 'Basic realm="inferwatch"'
+            return response
+        return await handler(request)
+
     async def _metrics(self, _request: web.Request) -> web.Response:
         started = time.perf_counter()
         body = generate_latest(self.registry)
@@ -196,12 +278,16 @@ class ExportServer:
 
     async def _events(self, request: web.Request) -> web.Response:
         q = request.query
+        now = time.time()
         try:
-            since = float(q["since"]) if "since" in q else None
-            until = float(q["until"]) if "until" in q else None
+            since = parse_time_param(q["since"], now) if "since" in q else None
+            until = parse_time_param(q["until"], now) if "until" in q else None
+        except ValueError as exc:
+            return _json({"error": f"since/until: {exc}"}, 400)
+        try:
             limit = int(q.get("limit", "100"))
         except ValueError:
-            return _json({"error": "since/until must be Unix seconds, limit an integer"}, 400)
+            return _json({"error": "limit must be an integer"}, 400)
         types = [t for t in q.get("type", "").split(",") if t] or None
         rows = await self.events(since=since, until=until, types=types, limit=limit)
         return _json({"events": rows})

@@ -29,6 +29,7 @@ from inferwatch.logsetup import get_logger
 from inferwatch.model import Kind
 from inferwatch.notify import group_state
 from inferwatch.notify.channels import Notifier, build
+from inferwatch.notify.channels.common import with_defaults
 from inferwatch.notify.deadletter import announcer
 from inferwatch.notify.delivery import deliver_due
 from inferwatch.notify.group import Flush, Grouper
@@ -121,7 +122,7 @@ class NotifyService:
                 kind = key.removesuffix("_configs")
                 for index, item in enumerate(items):
                     name = kind if index == 0 else f"{kind}/{index}"
-                    entry = {"language": config.language, **item}  # top-level language default
+                    entry = with_defaults(item, config.language, config.global_.http_config)
                     try:
                         self.notifiers[(receiver.name, name)] = build(kind, entry)
                     except ValueError as exc:

@@ -19,7 +19,9 @@ from inferwatch.config.models import Config
 from inferwatch.config.yamlpos import Located, format_loc
 from inferwatch.errors import Problem
 from inferwatch.notify.channels import REGISTRY, build
-from inferwatch.notify.channels.keys import describe, unread_keys
+from inferwatch.notify.channels.common import common_from_mapping, with_defaults
+from inferwatch.notify.channels.keys import describe, unread_keys, unread_problems
+from inferwatch.notify.channels.templating import TemplateProblems
 from inferwatch.notify.digest.schedule import cron_trigger, digest_zone
 from inferwatch.notify.inhibit import InhibitionRule
 from inferwatch.notify.route import build_tree
@@ -58,6 +60,28 @@ def validate(config: Config, located: Located, name: str) -> list[Problem]:
             for j, item in enumerate(items):
                 problems.extend(_entry_problems(key, item, config, located, name, (i, j)))
     problems.extend(_digest_problems(config, located, name))
+    problems.extend(_global_http_problems(config, located, name))
+    return problems
+
+
+def _global_http_problems(config: Config, located: Located, name: str) -> list[Problem]:
+    """``global.http_config``, the default of every entry without its own, checked as one."""
+    raw = config.global_.http_config
+    if not raw:
+        return []
+    loc: Loc = ("global", "http_config")
+    try:
+        unread = unread_keys(lambda tracked: common_from_mapping({"http_config": tracked}), raw)
+    except ValueError as exc:
+        at: Loc = (*loc, *_present(raw, getattr(exc, "at", ())[1:]))
+        line, col = located.position(at)
+        return [Problem(name, line, col, format_loc(at), str(exc))]
+    problems: list[Problem] = []
+    for path in unread:
+        line, col = located.position((*loc, *path))
+        problems.append(
+            Problem(name, line, col, format_loc((*loc, *path)), describe(("http_config", *path)))
+        )
     return problems
 
 
@@ -77,21 +101,42 @@ def _entry_problems(
     """Build one integration as the daemon will (missing key, bad template, bad option); when
     it builds, every key of ``item`` it never read is refused at its own place."""
     loc: Loc = ("receivers", at[0], key, at[1])
-    entry = {"language": config.language, **item}
+    entry = with_defaults(item, config.language, config.global_.http_config)
     kind = key.removesuffix("_configs")
     try:
-        unread = unread_keys(lambda raw: build(kind, raw), entry)
+        unread = unread_problems(lambda raw: build(kind, raw), entry)
+    except TemplateProblems as exc:  # every broken template, each at its key
+        out = []
+        for key_name, message in exc.problems:
+            line, col = located.position((*loc, key_name))
+            out.append(Problem(name, line, col, format_loc((*loc, key_name)), message))
+        return out
     except (ValueError, TypeError, KeyError, AttributeError) as exc:
         message = str(exc) if isinstance(exc, ValueError) else f"{type(exc).__name__}: {exc}"
-        line, col = located.position(loc)
-        return [Problem(name, line, col, format_loc(loc), message)]
+        if getattr(exc, "at", ("",))[0] == "http_config" and "http_config" not in item:
+            return []  # global.http_config's own problem, reported at its place
+        where: Loc = (*loc, *_present(item, getattr(exc, "at", ())))
+        line, col = located.position(where)
+        return [Problem(name, line, col, format_loc(where), message)]
     problems: list[Problem] = []
-    for path in unread:
-        if path[0] not in item:  # the language filled in from the top level
+    for path, why in unread:
+        if path[0] not in item:  # the language or global.http_config, checked on their own
             continue
         line, col = located.position((*loc, *path))
-        problems.append(Problem(name, line, col, format_loc((*loc, *path)), describe(path)))
+        problems.append(Problem(name, line, col, format_loc((*loc, *path)), why))
     return problems
+
+
+def _present(item: Mapping[str, Any], path: tuple[str, ...]) -> tuple[str, ...]:
+    """The longest prefix of ``path`` (an error's key path) that ``item`` holds."""
+    found: list[str] = []
+    node: Any = item
+    for key in path:
+        if not isinstance(node, Mapping) or key not in node:
+            break
+        found.append(key)
+        node = node[key]
+    return tuple(found)
 
 
 def _digest_problems(config: Config, located: Located, name: str) -> list[Problem]:

@@ -18,6 +18,7 @@ from inferwatch import __version__
 from inferwatch.clock import SYSTEM_CLOCK, Clock
 from inferwatch.notify.channels.common import CommonOptions, parse_duration
 from inferwatch.notify.channels.http_channel import HttpChannel, Post
+from inferwatch.notify.channels.httpconfig import parse_http_config
 from inferwatch.notify.payload import FIRING, postable_alerts
 from inferwatch.notify.retry import Outcome
 from inferwatch.redact import register_secret
@@ -27,7 +28,7 @@ API_PATH = "/api/v2/alerts"
 
 @dataclass(frozen=True, slots=True)
 class AlertmanagerConfig(CommonOptions):
-    """Of the common keys only ``timeout`` and ``http_config.proxy_url`` are read:
+    """Of the common keys only ``timeout`` and ``http_config`` (without ``timeout``) are read:
     ``send_resolved`` and ``max_alerts`` keep their defaults, since Alertmanager resolves its
     copy of an alert only when told and groups and cuts messages itself."""
 
@@ -49,6 +50,7 @@ class AlertmanagerConfig(CommonOptions):
             resend_interval=parse_duration(raw.get("resend_interval"), 60.0),
             resolved_retention=parse_duration(raw.get("resolved_retention"), 900.0),
             proxy_url=http.get("proxy_url"),
+            http=parse_http_config(http),
         )
 
     @property

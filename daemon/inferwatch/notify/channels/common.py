@@ -1,8 +1,9 @@
 """The keys every channel's config shares, and the one parser for them.
 
 Every HTTP channel reads ``send_resolved`` (default true), ``max_alerts`` (0 = all),
-``http_config.proxy_url`` and ``timeout`` (or ``http_config.timeout``; seconds or a duration
-such as ``10s``, default 10 s) into :class:`CommonOptions`. Chat channels add ``language``
+``http_config`` (``proxy_url``; credentials, TLS and redirects: :mod:`.httpconfig`) and
+``timeout`` (or ``http_config.timeout``; seconds or a duration such as ``10s``, default 10 s)
+into :class:`CommonOptions`. Chat channels add ``language``
 (``en``, ``zh``) and the receiver's own ``title``/``message`` templates (:mod:`.templating`) in
 :class:`ChatOptions`. Channel configs inherit one of the two (keyword-only fields, so a
 channel's own required fields stay first) and splat :func:`common_fields` or
@@ -18,6 +19,11 @@ from pathlib import Path
 from typing import Any, cast
 
 from inferwatch.durations import DurationError, parse_duration_s
+from inferwatch.notify.channels.httpconfig import (
+    NO_HTTP_CONFIG,
+    HttpClientConfig,
+    parse_http_config,
+)
 from inferwatch.notify.channels.templating import (
     NO_TEMPLATES,
     ChatMessage,
@@ -55,6 +61,7 @@ class CommonOptions:
     max_alerts: int = 0
     proxy_url: str | None = None
     timeout: float = 10.0
+    http: HttpClientConfig = NO_HTTP_CONFIG  # the rest of http_config: auth, TLS, redirects
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -78,6 +85,18 @@ class ChatOptions(CommonOptions):
                               limit=limit, unit=unit)  # fmt: skip
 
 
+def with_defaults(
+    item: Mapping[str, Any], language: str, http_config: Mapping[str, Any] | None
+) -> dict[str, Any]:
+    """One ``<kind>_configs`` entry as its channel reads it: the top-level ``language`` and
+    ``global.http_config`` apply unless the entry sets its own (Alertmanager's rule: an
+    entry's ``http_config`` replaces the global one whole)."""
+    defaults: dict[str, Any] = {"language": language}
+    if http_config:
+        defaults["http_config"] = http_config
+    return {**defaults, **item}
+
+
 def common_from_mapping(raw: Mapping[str, Any]) -> CommonOptions:
     """The shared keys of one ``<kind>_configs`` entry."""
     http = raw.get("http_config") or {}
@@ -86,6 +105,7 @@ def common_from_mapping(raw: Mapping[str, Any]) -> CommonOptions:
         max_alerts=int(raw.get("max_alerts", 0)),
         proxy_url=http.get("proxy_url"),
         timeout=parse_duration(raw.get("timeout", http.get("timeout")), 10.0),
+        http=parse_http_config(http),
     )
 
 

@@ -1,6 +1,7 @@
 """What every HTTP channel shares: the one ``notify`` (grouping, request, verdict, redaction),
 its own httpx client (environment proxies ignored unless the receiver's
-``http_config.proxy_url`` names one), the ``send_resolved`` and ``max_alerts`` filters, and
+``http_config.proxy_url`` names one; TLS, redirects and credentials from the rest of its
+``http_config``: :mod:`.httpconfig`), the ``send_resolved`` and ``max_alerts`` filters, and
 closing. Configs inherit :class:`~.common.CommonOptions`.
 
 A channel module says only what differs between providers: its config, the :class:`Post` for
@@ -23,9 +24,10 @@ import httpx
 
 from inferwatch.clock import SYSTEM_CLOCK, Clock
 from inferwatch.notify.channels.common import CommonOptions
+from inferwatch.notify.channels.httpconfig import secret_or_file
 from inferwatch.notify.payload import truncate, without_resolved
 from inferwatch.notify.retry import Outcome, classify_exception, classify_http
-from inferwatch.redact import redact, register_secret
+from inferwatch.redact import redact
 
 C = TypeVar("C", bound=CommonOptions)
 DETAIL_CHARS = 200  # how much of a provider's answer a failure reason quotes
@@ -134,7 +136,10 @@ class HttpChannel(Generic[C]):
     def _http(self) -> httpx.AsyncClient:
         if self._client is None:
             self._client = httpx.AsyncClient(
-                trust_env=False, proxy=self.config.proxy_url, timeout=self.config.timeout
+                trust_env=False,
+                proxy=self.config.proxy_url,
+                timeout=self.config.timeout,
+                **self.config.http.client_args(),
             )
         return self._client
 
@@ -174,15 +179,23 @@ class HttpChannel(Generic[C]):
         """One attempt: build the request, post it, judge the answer. A 2xx answer is judged
         by :meth:`verdict`; any other status by :func:`classify_http` (``Retry-After`` and body
         hints honoured), with :meth:`detail` in the redacted reason. Transport errors are
-        classified and an unreadable credential file retries: nothing is raised."""
+        classified and an unreadable credential file retries: nothing is raised. The
+        receiver's ``http_config`` credentials go in ``Authorization`` unless the provider's
+        own request already carries one (its token wins)."""
+        http = self.config.http
         try:
             post = build()
+            headers = dict(post.headers or {})
+            authorization = http.authorization()  # http_config's files are read now too
+            if authorization is not None:
+                headers.setdefault("Authorization", authorization)
             resp = await self._http().post(
                 post.url,
                 content=post.content,
                 data=post.form,
                 params=post.params,
-                headers=post.headers,
+                headers=headers,
+                extensions=http.extensions(),
             )
         except OSError as exc:
             return Outcome.retry(f"{self.integration}: {self.credential}: {type(exc).__name__}")
@@ -201,20 +214,19 @@ class HttpChannel(Generic[C]):
             self._client = None
 
 
-def secret_or_file(
-    value: str | None, path: Path | None, register: Callable[[str], None] = register_secret
-) -> str:
-    """A credential given inline or as an Alertmanager-style ``*_file`` (read at each send, so a
-    rotated token is picked up), registered with the redactor either way."""
-    if value is not None:
-        return value
-    if path is None:
-        raise ValueError("neither the value nor its _file is set")
-    read = path.read_text(encoding="utf-8").strip()
-    register(read)
-    return read
-
-
 def optional_secret(value: str | None, path: Path | None) -> str | None:
     """:func:`secret_or_file` for a credential that may be absent (None when neither is set)."""
     return None if value is None and path is None else secret_or_file(value, path)
+
+
+__all__ = [
+    "DETAIL_CHARS",
+    "HttpChannel",
+    "Post",
+    "ResultCode",
+    "error_text",
+    "json_body",
+    "json_post",
+    "optional_secret",
+    "secret_or_file",  # from .httpconfig, where http_config's own credentials are read too
+]

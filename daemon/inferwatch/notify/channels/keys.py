@@ -1,7 +1,7 @@
 """Which keys of a channel's config entry the channel actually read.
 
 Channels parse their ``<kind>_configs`` entries with plain ``raw.get(...)`` calls, so a key no
-channel asks for (a typo such as ``send_resolvd``, or Alertmanager's ``http_config.tls_config``,
+channel asks for (a typo such as ``send_resolvd``, or Alertmanager's ``http_config.oauth2``,
 which inferwatch does not implement) would be ignored without a word. :func:`unread_keys`
 builds an entry through a :class:`ReadTracker` and returns every key path that was never looked
 up, so ``notify.validate`` can refuse each one at its place in the file.
@@ -12,6 +12,8 @@ from __future__ import annotations
 from collections.abc import Callable, Iterator, Mapping
 from typing import Any
 
+from inferwatch.config.suggest import did_you_mean
+
 KeyPath = tuple[str, ...]
 
 # Alertmanager's http_config and integration fields that inferwatch knows of but does not
@@ -19,13 +21,7 @@ KeyPath = tuple[str, ...]
 UNSUPPORTED: dict[KeyPath, str] = {
     ("http_config", key): "not supported: inferwatch does not implement http_config." + key
     for key in (
-        "authorization",
-        "basic_auth",
         "oauth2",
-        "bearer_token",
-        "bearer_token_file",
-        "tls_config",
-        "follow_redirects",
         "enable_http2",
         "no_proxy",
         "proxy_from_environment",
@@ -69,9 +65,24 @@ def unread_keys(
 ) -> list[KeyPath]:
     """Build ``entry`` with ``build`` (its errors propagate) and return the key paths of
     ``entry`` that ``build`` never read, in file order."""
+    return [path for path, _ in unread_problems(build, entry)]
+
+
+def unread_problems(
+    build: Callable[[Mapping[str, Any]], object], entry: Mapping[str, Any]
+) -> list[tuple[KeyPath, str]]:
+    """:func:`unread_keys` with why each is refused, and the nearest key the channel reads at
+    that place when one is close (``send_resolvd`` → "did you mean send_resolved?")."""
     seen: set[KeyPath] = set()
     build(ReadTracker(entry, seen))
-    return list(_unread(entry, seen, ()))
+    out = []
+    for path in _unread(entry, seen, ()):
+        why = describe(path)
+        if path not in UNSUPPORTED:
+            read_here = [p[-1] for p in seen if p[:-1] == path[:-1]]
+            why += did_you_mean(path[-1], sorted(read_here))
+        out.append((path, why))
+    return out
 
 
 def _unread(data: Mapping[str, Any], seen: set[KeyPath], at: KeyPath) -> Iterator[KeyPath]:
