@@ -89,6 +89,7 @@ def test_xid_reaches_the_webhook_once(tmp_path: Path, sink: Sink) -> None:
         assert alert["labels"]["alertname"] == "GpuFallenOffBus"
         assert alert["labels"]["severity"] == "critical"
         assert "fallen off the bus" in alert["annotations"]["summary"]
+        assert "已从总线上掉线（Xid 79）" in alert["annotations"]["summary_zh"]
         post = next(p for _, p in sink.posts if alert in p["alerts"])
         assert post["version"] == "4" and post["receiver"] == "hook"
         arrived = next(t for t, p in sink.posts if alert in p["alerts"])

@@ -232,6 +232,7 @@ def test_a_dead_letter_is_announced_through_the_fallback_receiver(tmp_path: Path
     assert head["labels"]["alertname"] == UNDELIVERED
     assert head["labels"]["severity"] == "critical" and head["labels"]["receiver"] == "phone"
     assert "93000" in head["annotations"]["diagnosis"]
+    assert head["annotations"]["summary_zh"] == "发往 phone/webhook 的一条通知未能送达"
     assert original["labels"]["alertname"] == "GpuFallenOffBus"
     last = service.status()["last_attempts"]["phone/webhook"]
     assert last["outcome"] == "permanent" and "93000" in last["reason"]

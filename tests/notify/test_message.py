@@ -58,9 +58,21 @@ def test_chinese_and_resolved_group() -> None:
     msg = render({"alerts": [RESOLVED]}, language="zh")
     assert msg.resolved and msg.severity == "resolved"
     assert msg.title == "[已恢复] DecodeSlow @ gpu-a"
-    assert "已恢复，持续 1小时5分9秒" in msg.body and "主机: gpu-a" in msg.body
+    assert "已恢复，持续 1 小时 5 分钟 9 秒" in msg.body and "主机：gpu-a" in msg.body
     assert top_severity({"alerts": []}) == "resolved"
     assert title_of({"alerts": []}) == "[RESOLVED] alert"
+
+
+def test_chinese_uses_zh_annotations_and_falls_back_to_english() -> None:
+    notes = {**FIRING["annotations"], "summary_zh": "引擎 main 崩溃", "action_zh": "重启引擎"}
+    body = render({"alerts": [{**FIRING, "annotations": notes}]}, language="zh").body
+    assert body.splitlines()[2:5] == [
+        "引擎 main 崩溃",
+        "诊断：illegal memory access",
+        "处理：重启引擎",
+    ]
+    english = render({"alerts": [{**FIRING, "annotations": notes}]}).body
+    assert "Engine main crashed" in english and "重启" not in english
 
 
 def test_styles_markdown_and_html_escape() -> None:
@@ -107,7 +119,7 @@ def test_fit_never_exceeds_limit_or_splits_code_points(text: str, limit: int) ->
 
 def test_duration_text() -> None:
     assert duration_text(0) == "0s" and duration_text(3725) == "1h 2m 5s"
-    assert duration_text(61, "zh") == "1分1秒"
+    assert duration_text(61, "zh") == "1 分钟 1 秒"
 
 
 def test_a_digest_keeps_its_lines_and_has_no_since_line() -> None:

@@ -87,6 +87,7 @@ def test_each_integration_gets_one_marked_test_alert(tmp_path: Path, sink: Sink)
         "host": "gpu-box",
     }
     assert "not a real alert" in alert["annotations"]["summary"]
+    assert alert["annotations"]["summary_zh"] == "inferwatch 测试通知：这不是真实告警"
     assert alert["startsAt"] == "2026-09-21T14:13:20Z"
     keys = {h.get("Idempotency-Key") for _, h, _ in sink.posts}
     assert len(keys) == 2 and None not in keys, "one key per integration and run"

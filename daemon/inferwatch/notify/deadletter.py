@@ -41,6 +41,8 @@ def undelivered_payload(row: OutboxRow, reason: str, fallback: str) -> JSON:
             "summary": f"A notification to {row.receiver}/{row.integration} was not delivered",
             "diagnosis": reason,
             "action": "Check that receiver's URL, key and reachability; the alerts follow.",
+            "summary_zh": f"发往 {row.receiver}/{row.integration} 的一条通知未能送达",
+            "action_zh": "检查该接收方的 URL、key 和网络连通性；未送达的告警附在后面。",
             "description": f"Alerts: {', '.join(n for n in names if n) or 'none'}",
         },
         "startsAt": rfc3339(row.created_at),

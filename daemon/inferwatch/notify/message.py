@@ -32,12 +32,12 @@ TEXTS: dict[str, dict[str, str]] = {
            "host": "Host", "diagnosis": "Why", "action": "Do", "since": "Since",
            "lasted": "Resolved after", "more": "+{n} more", "cut": "…[cut]",
            "late": "Queued {at}, delivered late", "merged": "{n} queued messages in one",
-           "status": "Status", "dashboard": "Dashboard", "runbook": "Runbook"},
+           "status": "Status", "dashboard": "Dashboard", "runbook": "Runbook", "colon": ": "},
     "zh": {"critical": "严重", "warning": "警告", "info": "提示", "resolved": "已恢复",
            "host": "主机", "diagnosis": "诊断", "action": "处理", "since": "开始于",
            "lasted": "已恢复，持续", "more": "另有 {n} 条", "cut": "…[已截断]",
            "late": "排队于 {at}，延迟送达", "merged": "已合并 {n} 条排队消息",
-           "status": "状态页", "dashboard": "仪表盘", "runbook": "处理手册"},
+           "status": "状态页", "dashboard": "仪表盘", "runbook": "处理手册", "colon": "："},
 }  # fmt: skip
 DIGEST = "InferwatchDigest"
 """The scheduled summary's alert name (notify/digest/schedule.py): its description is
@@ -99,9 +99,19 @@ def duration_text(seconds: float, language: Language = "en") -> str:
     total = max(0, int(seconds))
     h, rem = divmod(total, 3600)
     m, s = divmod(rem, 60)
-    units = ("h", "m", "s") if language == "en" else ("小时", "分", "秒")
+    units = ("h", "m", "s") if language == "en" else (" 小时", " 分钟", " 秒")
     parts = [f"{v}{u}" for v, u in zip((h, m, s), units, strict=True) if v]
-    return ("" if language == "zh" else " ").join(parts) or f"0{units[2]}"
+    return " ".join(parts) or f"0{units[2]}"
+
+
+def annotation(notes: Mapping[str, Any], key: str, language: Language = "en") -> str:
+    """An alert's ``summary``/``diagnosis``/``action`` in ``language``: in Chinese its ``*_zh``
+    twin (``summary_zh``...) when the rule has one, else the English text."""
+    if language == "zh":
+        value = str(notes.get(f"{key}_zh", "")).strip()
+        if value:
+            return value
+    return str(notes.get(key, ""))
 
 
 def host_of(alert: Mapping[str, Any], payload: Mapping[str, Any]) -> str:
@@ -173,14 +183,15 @@ class _Renderer:
         lines = [f"### {head}" if self.style == "markdown" else head]
         host = host_of(alert, payload)
         if host:
-            lines.append(self.esc(f"{self.t['host']}: {host}"))
+            lines.append(self.esc(f"{self.t['host']}{self.t['colon']}{host}"))
         if name == DIGEST:  # a summary written for a phone already: keep its lines
             text = str(notes.get("description") or notes.get("summary", ""))
             return "\n".join([*lines, *(self.esc(line) for line in text.splitlines())])
         for key, prefix in (("summary", ""), ("diagnosis", "diagnosis"), ("action", "action")):
-            value = " ".join(str(notes.get(key, "")).split())
+            value = " ".join(annotation(notes, key, self.language).split())
             if value:
-                lines.append(self.esc(f"{self.t[prefix]}: {value}" if prefix else value))
+                text = self.t[prefix] + self.t["colon"] + value if prefix else value
+                lines.append(self.esc(text))
         numbers = [f"{k}={labels[k]}" for k in KEY_LABELS if labels.get(k) not in (None, "")]
         if numbers:
             lines.append(self.esc(" ".join(numbers)))

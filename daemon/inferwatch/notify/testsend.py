@@ -63,6 +63,7 @@ def synthetic_alert(external_labels: dict[str, str], now: float) -> Alert:
     annotations = (
         ("description", f"Sent by `inferwatch notify-test` from {host or 'this host'}."),
         ("summary", "inferwatch test notification: this is not a real alert"),
+        ("summary_zh", "inferwatch 测试通知：这不是真实告警"),
     )
     rule = RuleKey(file="", group="notify-test", name=TEST_ALERTNAME, expr="vector(1)", labels=())
     return Alert(

@@ -16,20 +16,32 @@ from __future__ import annotations
 
 import glob
 import sys
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TextIO
 
+from inferwatch.alerts.model import Alert
 from inferwatch.clock import FakeClock
 from inferwatch.promql.engine import DEFAULT_OPTIONS, EvalOptions
 from inferwatch.promtool import alert_tests
 from inferwatch.promtool.expr_tests import check_expr_test
-from inferwatch.promtool.testfile import RuleTestFile, TestFileError, TestGroup, load_test_file
+from inferwatch.promtool.testfile import (
+    AlertRuleTest,
+    RuleTestFile,
+    TestFileError,
+    TestGroup,
+    load_test_file,
+)
 from inferwatch.rules.evaluator import RuleManager
 from inferwatch.rules.loader import load_rule_files
 from inferwatch.rules.rule_eval import PROMETHEUS_ALERT_SERIES
 from inferwatch.rules.ruleset import RuleGroup, RuleSet
 from inferwatch.store.tsdb import SeriesStore
+
+Observer = Callable[[TestGroup, AlertRuleTest, list[Alert]], None]
+"""Called with each alert test and the alerts firing at its ``eval_time`` (the message golden
+test renders them)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -53,6 +65,7 @@ def run_group(
     group: TestGroup,
     rule_set: RuleSet,
     options: EvalOptions = DEFAULT_OPTIONS,
+    observe: Observer | None = None,
 ) -> list[str]:
     """Run one test group; the failure texts (none when it passes)."""
     step = test_file.evaluation_interval_ms
@@ -84,7 +97,10 @@ def run_group(
             return failures + errors
         for test in group.alert_rule_tests:
             if ts <= test.eval_time_ms < ts + step:
-                message = alert_tests.check(test, manager.firing(test.alertname), group.name)
+                firing = manager.firing(test.alertname)
+                if observe is not None:
+                    observe(group, test, firing)
+                message = alert_tests.check(test, firing, group.name)
                 if message is not None:
                     failures.append(message)
         ts += step
@@ -95,7 +111,9 @@ def run_group(
     return failures
 
 
-def run_file(path: str | Path, options: EvalOptions = DEFAULT_OPTIONS) -> FileResult:
+def run_file(
+    path: str | Path, options: EvalOptions = DEFAULT_OPTIONS, observe: Observer | None = None
+) -> FileResult:
     path = Path(path)
     try:
         test_file = load_test_file(path)
@@ -114,7 +132,7 @@ def run_file(path: str | Path, options: EvalOptions = DEFAULT_OPTIONS) -> FileRe
         return FileResult(path, tuple(str(p) for p in problems), tuple(warnings))
     errors: list[str] = []
     for group in test_file.tests:
-        errors.extend(run_group(test_file, group, rule_set, options))
+        errors.extend(run_group(test_file, group, rule_set, options, observe))
     return FileResult(path, tuple(errors), tuple(warnings))
 
 
