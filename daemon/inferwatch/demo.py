@@ -17,6 +17,7 @@ from inferwatch.app import Daemon
 from inferwatch.configfile import parse_config
 from inferwatch.demo_host import (
     SCENARIO,
+    crash_lines,
     engine_logger,
     gpu_readings,
     stats_lines,
@@ -44,11 +45,17 @@ async def simulate(workdir: Path, stop: asyncio.Event, seed: int = 7) -> int:
     rng = random.Random(seed)  # noqa: S311 - simulation, not security
     logger = engine_logger(workdir / "engine.log")
     written = 0
+    crashed = False
     try:
         while not stop.is_set():
             for phase in SCENARIO:
                 for _ in range(phase.windows):
                     now = time.time()
+                    if phase.running > 1 and not crashed:  # once, when the load is highest
+                        crashed = True
+                        for line in crash_lines(now):
+                            logger.info(line)
+                            written += 1
                     write_json_atomic(workdir / "gpus.json", gpu_readings(now, phase.running > 0))
                     if phase.running or rng.random() < 0.5:
                         for line in stats_lines(phase, now, rng):

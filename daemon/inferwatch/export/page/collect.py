@@ -1,0 +1,44 @@
+"""What the page reads from the store, through the same PromQL engine and range evaluation as
+``/api/v1/query`` and ``/api/v1/query_range``."""
+
+from __future__ import annotations
+
+from inferwatch.export.page.samples import Curve, Sample
+from inferwatch.export.page.view import ENGINE_GAUGES, SPARKS
+from inferwatch.export.query_api import range_query
+from inferwatch.promql.engine import PromQLError, evaluate
+from inferwatch.store.tsdb import SeriesStore
+
+ENGINE_SELECTOR = '{__name__=~"' + "|".join(sorted(ENGINE_GAUGES.values())) + '"}'
+GPU_SELECTOR = '{__name__=~"inferwatch_gpu_.+"}'
+SPARK_POINTS = 60
+SPARK_WINDOW_S = 3600.0
+
+
+def samples(store: SeriesStore, t: float) -> list[Sample]:
+    """The engines' and GPUs' current values (Prometheus's 5-minute lookback)."""
+    out: list[Sample] = []
+    for selector in (ENGINE_SELECTOR, GPU_SELECTOR):
+        try:
+            found = evaluate(selector, store, t)
+        except PromQLError:
+            continue
+        if isinstance(found, list):
+            out += [Sample(dict(s.metric()), s.value) for s in found]
+    return out
+
+
+def curves(store: SeriesStore, t: float, since: float | None = None) -> list[Curve]:
+    """The last hour of decode, MAL and step rate (less when the daemon started later)."""
+    start = t - SPARK_WINDOW_S if since is None else max(t - SPARK_WINDOW_S, min(since, t - 60))
+    step = max(1.0, (t - start) / SPARK_POINTS)
+    out: list[Curve] = []
+    for key in SPARKS:
+        out += [
+            Curve(s.metric, s.points)
+            for s in range_query(store, ENGINE_GAUGES[key], start, t, step)
+        ]
+    return out
+
+
+__all__ = ["curves", "samples"]
