@@ -47,7 +47,10 @@ code{font-size:.85rem}
 .busy{fill:var(--amber);opacity:.18}
 .chart{width:100%;height:90px;color:var(--green)}
 @media (max-width:600px){body{font-size:14px}.cards{grid-template-columns:1fr}
-.grid{grid-template-columns:repeat(2,1fr)}}
+.grid{grid-template-columns:repeat(2,1fr)}
+.scroll table,.scroll tbody,.scroll tr,.scroll td{display:block}
+.scroll tr{padding:.3rem 0;border-bottom:1px solid var(--line)}
+.scroll td{border:0;padding:.05rem .4rem}}
 """
 
 # Reload the sections in place every 5 s (scrolling is kept); a failed fetch marks the time.
