@@ -16,6 +16,11 @@ import pytest
 
 from conftest import IN_CI, free_port, require_tool, wait_until
 
+try:
+    from playwright.sync_api import sync_playwright
+except ImportError:  # a dev extra: the test says so instead of failing to import
+    sync_playwright = None
+
 pytestmark = pytest.mark.integration
 REPO = Path(__file__).resolve().parents[2]
 SCREENSHOTS = REPO / "deploy" / "screenshots"
@@ -23,9 +28,7 @@ CHROMIUM = "/usr/bin/chromium"
 
 
 def playwright_api():  # type: ignore[no-untyped-def]
-    try:
-        from playwright.sync_api import sync_playwright
-    except ImportError:
+    if sync_playwright is None:
         if IN_CI:
             pytest.fail("playwright is not installed (pip install -e '.[dev]')")
         pytest.skip("playwright is not installed (pip install -e '.[dev]')")
@@ -153,3 +156,43 @@ def test_status_page_shows_the_demo_and_asks_only_the_daemon(demo: str, tmp_path
         SCREENSHOTS.mkdir(parents=True, exist_ok=True)
         for name in ("status-page.png", "status-page-phone.png"):
             (SCREENSHOTS / name).write_bytes((tmp_path / name).read_bytes())
+
+
+def test_replay_report_opens_from_disk_and_asks_nothing(tmp_path: Path) -> None:
+    require_tool(CHROMIUM)
+    sync_playwright = playwright_api()
+    report = tmp_path / "report.html"
+    result = subprocess.run(
+        [
+            sys.executable, "-m", "inferwatch", "replay",
+            "--engine-log", str(REPO / "tests/fixtures/engine/constructed_stack_regression.log"),
+            "--kernel", str(REPO / "tests/fixtures/signal/kernel-xid31-all-ranks-openmm.log"),
+            "--boot-time", "2026-05-08T15:00:00Z",
+            "--report", str(report),
+        ],
+        capture_output=True, text=True, timeout=120,
+    )  # fmt: skip
+    assert result.returncode == 0, result.stderr[-3000:]
+    guard = Guard({"file"})  # the report itself, from disk: nothing else
+    with sync_playwright() as p:
+        browser = p.chromium.launch(executable_path=CHROMIUM, headless=True)
+        try:
+            page = browser.new_page(viewport={"width": 1100, "height": 900})
+            page.route("**/*", guard.route)
+            page.goto(report.as_uri(), wait_until="load")
+            assert "stack regression" in page.locator("#summary").inner_text()
+            assert "GpuMmuFaultOnAllRanks" in page.locator("#alerts").inner_text()
+            engines = page.locator("#engines")
+            assert engines.locator("svg.chart polyline").count() == 3  # decode, MAL, step rate
+            assert engines.locator("svg.chart rect.busy").count() == 6  # 2 busy periods each
+            assert "software-oob-all-ranks" in page.locator("#incidents").inner_text()
+            page.screenshot(path=str(tmp_path / "replay-report.png"), full_page=True)
+        finally:
+            browser.close()
+    assert guard.seen and all(u.startswith("file://") for u in guard.seen)
+    assert guard.refused == [], f"the report asked for: {guard.refused}"
+    if os.environ.get("INFERWATCH_SCREENSHOTS") == "1":
+        SCREENSHOTS.mkdir(parents=True, exist_ok=True)
+        (SCREENSHOTS / "replay-report.png").write_bytes(
+            (tmp_path / "replay-report.png").read_bytes()
+        )

@@ -46,6 +46,7 @@ tr.off{opacity:.6}
 code{font-size:.85rem}
 .busy{fill:var(--amber);opacity:.18}
 .chart{width:100%;height:90px;color:var(--green)}
+figure{margin:.3rem 0}figcaption{font-size:.85rem;color:var(--dim)}
 @media (max-width:600px){body{font-size:14px}.cards{grid-template-columns:1fr}
 .grid{grid-template-columns:repeat(2,1fr)}
 .scroll table,.scroll tbody,.scroll tr,.scroll td{display:block}

@@ -41,4 +41,28 @@ def curves(store: SeriesStore, t: float, since: float | None = None) -> list[Cur
     return out
 
 
-__all__ = ["curves", "samples"]
+def curves_between(store: SeriesStore, start: float, end: float, points: int = 300) -> list[Curve]:
+    """Decode, MAL and step rate over ``[start, end]`` in about ``points`` steps (the report)."""
+    step = max(1.0, (end - start) / points)
+    out: list[Curve] = []
+    for key in SPARKS:
+        out += [
+            Curve(s.metric, s.points)
+            for s in range_query(store, ENGINE_GAUGES[key], start, end, step)
+        ]
+    return out
+
+
+def engine_span(store: SeriesStore) -> tuple[float, float] | None:
+    """The first and last time any engine's decode, MAL or step rate was recorded (what the
+    store still holds: a replay keeps the longest rule range, about a day, before its end)."""
+    times: list[float] = []
+    for key in SPARKS:
+        for series in store.family(ENGINE_GAUGES[key]):
+            ts, _ = series.samples()
+            if len(ts):
+                times += [ts[0], ts[-1]]
+    return (min(times), max(times)) if times else None
+
+
+__all__ = ["curves", "curves_between", "engine_span", "samples"]

@@ -6,6 +6,7 @@ escapes it.
 from __future__ import annotations
 
 import datetime as dt
+import json
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -269,7 +270,9 @@ def _event_text(e: Mapping[str, Any]) -> str:
     parts = [f"{k}={v}" for k, v in sorted(labels.items())]
     for key in ("classification", "gpus", "xid", "signature", "name", "message", "reason"):
         if key in details and key not in labels:
-            parts.append(f"{key}={details[key]}")
+            value = details[key]
+            text = json.dumps(value, default=str) if isinstance(value, dict | list) else value
+            parts.append(f"{key}={text}")
     return " ".join(parts)
 
 
