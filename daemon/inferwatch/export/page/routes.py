@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import logging
 from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -12,10 +11,11 @@ from aiohttp import web
 from inferwatch.export.page import collect
 from inferwatch.export.page.render import render_document, render_main
 from inferwatch.export.page.view import PageInputs, build_view
+from inferwatch.logsetup import get_logger
 from inferwatch.redact import redact_obj
 from inferwatch.store.tsdb import SeriesStore
 
-log = logging.getLogger(__name__)
+log = get_logger(__name__)
 Doc = Callable[[], dict[str, Any]]
 EVENTS_SHOWN = 30
 
@@ -39,7 +39,7 @@ class PageSource:
         try:
             silences = self.silences().get("silences", [])
         except Exception as exc:  # a broken silences file must not take the page down
-            log.warning("page without silences: %s", exc)
+            log.warning("status page without silences", error=str(exc))
             silences = []
         since = status.get("started_at")
         return PageInputs(
