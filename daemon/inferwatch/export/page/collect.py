@@ -28,17 +28,14 @@ def samples(store: SeriesStore, t: float) -> list[Sample]:
     return out
 
 
-def curves(store: SeriesStore, t: float, since: float | None = None) -> list[Curve]:
-    """The last hour of decode, MAL and step rate (less when the daemon started later)."""
-    start = t - SPARK_WINDOW_S if since is None else max(t - SPARK_WINDOW_S, min(since, t - 60))
-    step = max(1.0, (t - start) / SPARK_POINTS)
-    out: list[Curve] = []
-    for key in SPARKS:
-        out += [
-            Curve(s.metric, s.points)
-            for s in range_query(store, ENGINE_GAUGES[key], start, t, step)
-        ]
-    return out
+def curves(store: SeriesStore, t: float) -> list[Curve]:
+    """The last hour of decode, MAL and step rate (from the first sample when the store holds
+    less: a fresh daemon's sparkline spans its few minutes, not one point at the right edge)."""
+    span = engine_span(store)
+    if span is None:
+        return []
+    start = max(t - SPARK_WINDOW_S, min(span[0], t - 60.0))
+    return curves_between(store, start, t, SPARK_POINTS)
 
 
 def curves_between(store: SeriesStore, start: float, end: float, points: int = 300) -> list[Curve]:

@@ -41,7 +41,6 @@ class PageSource:
         except Exception as exc:  # a broken silences file must not take the page down
             log.warning("status page without silences", error=str(exc))
             silences = []
-        since = status.get("started_at")
         return PageInputs(
             now=t,
             language=self.language(),
@@ -50,7 +49,7 @@ class PageSource:
             silences=redact_obj(silences),
             events=redact_obj(await self.events(limit=EVENTS_SHOWN)),
             samples=collect.samples(self.store, t),
-            curves=collect.curves(self.store, t, since if isinstance(since, float) else None),
+            curves=collect.curves(self.store, t),
             links=self.links(),
         )
 
