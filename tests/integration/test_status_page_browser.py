@@ -108,7 +108,7 @@ def test_status_page_shows_the_demo_and_asks_only_the_daemon(demo: str, tmp_path
     sync_playwright = playwright_api()
     wait_until(lambda: _firing(demo) and _decoding(demo), 90, "a firing alert and decode data")
     silence = {
-        "matchers": [{"name": "alertname", "value": "EngineStalled", "isRegex": False}],
+        "matchers": [{"name": "alertname", "value": "EngineCrashed", "isRegex": False}],
         "startsAt": "2026-01-01T00:00:00Z",
         "endsAt": "2099-01-01T00:00:00Z",
         "createdBy": "ops",
@@ -130,7 +130,10 @@ def test_status_page_shows_the_demo_and_asks_only_the_daemon(demo: str, tmp_path
             assert float(decode) >= 0  # a number (the demo idles between phases)
             assert engines.locator("svg.spark polyline").count() == 3  # decode, MAL, step rate
             assert "engine:demo" in page.locator("#sources").inner_text()
-            assert "<b>tonight</b>" in page.locator("#silences").inner_text()  # text, not markup
+            silences = page.locator("#silences").inner_text()
+            assert "<b>tonight</b>" in silences  # text, not markup
+            assert "mutes: EngineCrashed engine=demo" in silences
+            assert 'silenced by: {alertname="EngineCrashed"}' in alerts
             assert "GPU 0" in page.locator("#gpus").inner_text()
             first = page.locator(".updated").inner_text()
             page.evaluate("window.scrollTo(0, 300)")

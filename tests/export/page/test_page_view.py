@@ -73,9 +73,15 @@ def test_silences_say_what_they_mute_and_flag_files_only_while_present() -> None
     assert api.matchers == '{engine="e1"}'
     assert sorted(api.mutes) == ["CritOld engine=e1", "Warn engine=e1"]
     assert flag.kind == "file" and not flag.active and flag.mutes == []
+    assert {a.name: a.muted_by for a in view.alerts}["Warn"] == ('{engine="e1"}',)
+    assert {a.name: a.muted_by for a in view.alerts}["CritNew"] == ()
     files[0]["active"] = True
     view = build_view(PageInputs(now=100.0, alerts=ALERTS, silences=silences, status=status))
     assert sorted(view.silences[1].mutes) == ["CritNew engine=e2", "CritOld engine=e1"]
+    assert {a.name: a.muted_by for a in view.alerts}["CritOld"] == (
+        '{engine="e1"}',
+        '{alertname=~"Crit.*"}',
+    )
 
 
 def test_engines_gather_values_and_sparklines_by_engine() -> None:

@@ -29,6 +29,7 @@ margin:.5rem 0;overflow-wrap:anywhere}
 .alert .state{text-transform:uppercase;font-size:.75rem;font-weight:700;color:var(--amber)}
 .alert.firing.sev-critical .state{color:var(--red)}
 .alert p{margin:.25rem 0}
+.alert .muted{color:var(--dim);font-style:italic}
 .grid{display:grid;grid-template-columns:repeat(auto-fill,minmax(150px,1fr));gap:.4rem .8rem}
 .metric{display:flex;flex-direction:column}
 .metric .k{color:var(--dim);font-size:.8rem}

@@ -63,6 +63,8 @@ def _alerts(view: PageView) -> str:
             for key, text in (("diagnosis", a.diagnosis), ("action", a.action))
             if text
         )
+        if a.muted_by:
+            notes += f'<p class="muted">{esc(w["muted_by"])}: {esc("; ".join(a.muted_by))}</p>'
         cards.append(
             f'<article class="alert {esc(a.state)} sev-{esc(a.severity)}">'
             f'<h3><span class="state">{esc(w.get(a.state, a.state))}</span> {esc(a.name)}'

@@ -8,7 +8,7 @@ from __future__ import annotations
 import datetime as dt
 import json
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 from inferwatch.export.page.gpus import GpuView, gpu_views
@@ -51,6 +51,7 @@ class AlertView:
     diagnosis: str
     action: str
     labels: str
+    muted_by: tuple[str, ...] = ()  # the active silences (matchers) that mute it
 
 
 @dataclass(frozen=True, slots=True)
@@ -320,19 +321,29 @@ def attempt_views(notify: Mapping[str, Any]) -> list[AttemptView]:
     ]
 
 
+def _with_silences(alerts: list[AlertView], silences: list[SilenceView]) -> list[AlertView]:
+    out = []
+    for a in alerts:
+        shown = f"{a.name} {a.labels}".strip()
+        muted = tuple(s.matchers for s in silences if s.active and shown in s.mutes)
+        out.append(replace(a, muted_by=muted) if muted else a)
+    return out
+
+
 def build_view(inputs: PageInputs) -> PageView:
     w = words(inputs.language)
     status = inputs.status
     notify = status.get("notify") or {}
     incidents, events = event_views(inputs.events)
+    silences = silence_views(inputs)
     problems = [str(p) for p in status.get("problems") or []]
     problems += [str(p) for p in (status.get("rules") or {}).get("problems") or []]
     return PageView(
         language=inputs.language if inputs.language in ("en", "zh") else "en",
         words=w,
         updated=stamp(inputs.now),
-        alerts=alert_views(inputs.alerts, inputs.language),
-        silences=silence_views(inputs),
+        alerts=_with_silences(alert_views(inputs.alerts, inputs.language), silences),
+        silences=silences,
         engines=engine_views(inputs),
         gpus=gpu_views(inputs.samples),
         incidents=incidents,
