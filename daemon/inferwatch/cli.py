@@ -239,6 +239,7 @@ def _write_report(
             alerts=writer.alerts,
             summary=summary,
             curves=curves,
+            boot_relative=replay.result.time_base != "wall",
         )
     )
     try:

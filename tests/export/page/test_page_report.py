@@ -85,3 +85,9 @@ def test_chart_shades_busy_periods_over_the_span() -> None:
     assert '<rect class="busy" x="150.0" y="0" width="150.0"' in svg
     assert 'points="0.0,88.0 600.0,4.0"' in svg
     assert "max 10.00" in svg
+
+
+def test_a_boot_relative_replay_never_shows_a_date_in_1970() -> None:
+    page = render_report(inputs(boot_relative=True))
+    assert "1970" not in page
+    assert "boot +1450.000 s" in page and "boot +1500.000 s" in page  # alert, incident

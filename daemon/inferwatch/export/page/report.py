@@ -13,7 +13,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from inferwatch.export.page.render import esc, render_document
-from inferwatch.export.page.samples import Curve, Points
+from inferwatch.export.page.samples import Curve, Points, since_boot
 from inferwatch.export.page.view import (
     ENGINE_GAUGES,
     SPARKS,
@@ -39,6 +39,10 @@ class ReportInputs:
     alerts: Sequence[Mapping[str, Any]] = ()  # replay's alert lines, each with "at_s"
     summary: Mapping[str, Any] = field(default_factory=dict)
     curves: Sequence[Curve] = ()
+    boot_relative: bool = False  # times are seconds since boot (no wall clock in the logs)
+
+    def time_text(self, t: float | None) -> str:
+        return since_boot(t) if self.boot_relative else stamp(t)
 
 
 def chart(
@@ -98,7 +102,7 @@ def _engines(inputs: ReportInputs, view: PageView) -> str:
     if not blocks:
         empty = f'<p class="empty">{esc(w["no_engines"])}</p>'
         return f'<section id="engines"><h2>{esc(w["engines"])}</h2>{empty}</section>'
-    span = f'<p class="meta">{esc(stamp(t0))} – {esc(stamp(t1))}</p>'
+    span = f'<p class="meta">{esc(inputs.time_text(t0))} – {esc(inputs.time_text(t1))}</p>'
     body = "".join(
         f'<article class="engine"><h3>{esc(name)}</h3>{span}{"".join(charts)}</article>'
         for name, charts in sorted(blocks.items())
@@ -110,11 +114,12 @@ def _verdict(inputs: ReportInputs, view: PageView) -> str:
     w = view.words
     verdict = str(inputs.summary.get("verdict") or "")
     periods = []
+    when = inputs.time_text
     for stream in inputs.summary.get("engines") or []:
         for p in stream.get("busy_periods") or []:
             periods.append(
-                f"<tr><td>{esc(stream.get('engine', ''))}</td><td>{esc(stamp(p.get('start')))}</td>"
-                f"<td>{esc(stamp(p.get('end')))}</td><td>{esc(p.get('decode'))}</td>"
+                f"<tr><td>{esc(stream.get('engine', ''))}</td><td>{esc(when(p.get('start')))}</td>"
+                f"<td>{esc(when(p.get('end')))}</td><td>{esc(p.get('decode'))}</td>"
                 f"<td>{esc(p.get('mal'))}</td><td>{esc(p.get('step_rate'))}</td>"
                 f"<td>{esc(p.get('verdict', ''))}</td></tr>"
             )
@@ -124,7 +129,11 @@ def _verdict(inputs: ReportInputs, view: PageView) -> str:
     )
     table = f'<div class="scroll"><table>{head}{"".join(periods)}</table></div>' if periods else ""
     files = "".join(f"<li><code>{esc(f)}</code></li>" for f in inputs.files)
-    span = f"{stamp(inputs.first)} – {stamp(inputs.last)}" if inputs.first is not None else ""
+    span = (
+        f"{inputs.time_text(inputs.first)} – {inputs.time_text(inputs.last)}"
+        if inputs.first is not None
+        else ""
+    )
     return (
         f'<section id="summary"><h2>{esc(w["summary"])}</h2><ul>{files}</ul>'
         f'<p class="meta">{esc(span)}</p><p class="verdict"><b>{esc(w["verdict"])}:</b> '
@@ -156,9 +165,9 @@ def _alerts(inputs: ReportInputs, view: PageView) -> str:
             for k in ("diagnosis", "action")
             if annotation(notes, k, inputs.language)
         )
-        when = f"{w['since']} {stamp(entry['fired'])}"
+        when = f"{w['since']} {inputs.time_text(entry['fired'])}"
         if entry["resolved"] is not None:
-            when += f" · {w['resolved']} {stamp(entry['resolved'])}"
+            when += f" · {w['resolved']} {inputs.time_text(entry['resolved'])}"
         cards.append(
             f'<article class="alert {state} sev-{esc(labels.get("severity", ""))}">'
             f'<h3><span class="state">{esc(w[state])}</span> {esc(labels.get("alertname", ""))}'
@@ -189,7 +198,14 @@ def render_report(inputs: ReportInputs) -> str:
     incidents = [e for e in events if e.get("type") == "fault_incident"]
     others = [e for e in events if e.get("type") != "fault_incident"][:MAX_EVENTS]
     events = incidents + others
-    view = build_view(PageInputs(now=inputs.last or 0.0, language=inputs.language, events=events))
+    view = build_view(
+        PageInputs(
+            now=inputs.last or 0.0,
+            language=inputs.language,
+            events=events,
+            time_text=inputs.time_text,
+        )
+    )
     w = view.words
     main = "".join(
         [

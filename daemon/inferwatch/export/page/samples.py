@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
+import datetime as dt
 import math
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 
 Points = list[tuple[float, float]]
+TimeText = Callable[[float | None], str]
 
 
 @dataclass(frozen=True, slots=True)
@@ -35,4 +37,16 @@ def number(v: float | None, digits: int = 1) -> str:
     return f"{v:.{digits}f}"
 
 
-__all__ = ["Curve", "Points", "Sample", "number"]
+def stamp(t: float | None) -> str:
+    """UTC, to the second: the page is read from anywhere."""
+    if t is None:
+        return ""
+    return dt.datetime.fromtimestamp(t, dt.UTC).strftime("%Y-%m-%d %H:%M:%S UTC")
+
+
+def since_boot(t: float | None) -> str:
+    """A boot-relative replay's time: seconds since boot, never a date in 1970."""
+    return "" if t is None else f"boot +{t:.3f} s"
+
+
+__all__ = ["Curve", "Points", "Sample", "TimeText", "number", "since_boot", "stamp"]

@@ -5,18 +5,17 @@ escapes it.
 
 from __future__ import annotations
 
-import datetime as dt
 import json
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 from typing import Any
 
+from inferwatch.export.page.alerts import AlertView, alert_views, annotation
 from inferwatch.export.page.gpus import GpuView, gpu_views
 from inferwatch.export.page.i18n import words
-from inferwatch.export.page.samples import Curve, Points, Sample, number
-from inferwatch.labels import Matcher
+from inferwatch.export.page.samples import Curve, Points, Sample, TimeText, number, stamp
+from inferwatch.export.page.silences import SilenceView, silence_views, with_silences
 
-SEVERITY_ORDER = {"critical": 0, "warning": 1, "info": 2}
 ENGINE_GAUGES = {
     "decode": "inferwatch_engine_decode_tokens_per_second",
     "mal": "inferwatch_engine_spec_acceptance_length",
@@ -39,30 +38,7 @@ class PageInputs:
     samples: Sequence[Sample] = ()
     curves: Sequence[Curve] = ()
     links: Sequence[tuple[str, str]] = ()
-
-
-@dataclass(frozen=True, slots=True)
-class AlertView:
-    name: str
-    state: str
-    severity: str
-    since: str
-    summary: str
-    diagnosis: str
-    action: str
-    labels: str
-    muted_by: tuple[str, ...] = ()  # the active silences (matchers) that mute it
-
-
-@dataclass(frozen=True, slots=True)
-class SilenceView:
-    kind: str  # "api" or "file"
-    ident: str
-    matchers: str
-    comment: str
-    detail: str  # who and until (API) or the file's path
-    active: bool
-    mutes: list[str]
+    time_text: TimeText = stamp  # how event times read (a boot-relative replay: since boot)
 
 
 @dataclass(frozen=True, slots=True)
@@ -116,126 +92,6 @@ class PageView:
     links: list[tuple[str, str]]
 
 
-def stamp(t: float | None) -> str:
-    """UTC, to the second: the page is read from anywhere."""
-    if t is None:
-        return ""
-    return dt.datetime.fromtimestamp(t, dt.UTC).strftime("%Y-%m-%d %H:%M:%S UTC")
-
-
-def annotation(annotations: Mapping[str, str], key: str, language: str) -> str:
-    """``summary_zh`` (etc.) under ``language: zh`` when the rule carries one."""
-    if language != "en":
-        localised = annotations.get(f"{key}_{language}")
-        if localised:
-            return str(localised)
-    return str(annotations.get(key, ""))
-
-
-def alert_views(alerts: Sequence[Mapping[str, Any]], language: str) -> list[AlertView]:
-    """Firing first, then pending; by severity, newest first within each."""
-    live = [a for a in alerts if a.get("state") in ("firing", "pending")]
-    live.sort(
-        key=lambda a: (
-            a.get("state") != "firing",
-            SEVERITY_ORDER.get(str(a.get("labels", {}).get("severity", "")), 9),
-            -float(a.get("activeAt") or 0.0),
-        )
-    )
-    out = []
-    for a in live:
-        labels: Mapping[str, str] = a.get("labels", {})
-        notes: Mapping[str, str] = a.get("annotations", {})
-        shown = {k: v for k, v in labels.items() if k not in ("alertname", "severity")}
-        out.append(
-            AlertView(
-                name=str(labels.get("alertname", "")),
-                state=str(a.get("state")),
-                severity=str(labels.get("severity", "")),
-                since=stamp(a.get("firedAt") or a.get("activeAt")),
-                summary=annotation(notes, "summary", language),
-                diagnosis=annotation(notes, "diagnosis", language),
-                action=annotation(notes, "action", language),
-                labels=", ".join(f"{k}={v}" for k, v in sorted(shown.items())),
-            )
-        )
-    return out
-
-
-def _matchers(docs: Sequence[Mapping[str, Any]]) -> list[Matcher]:
-    ops = {(False, True): "=", (False, False): "!=", (True, True): "=~", (True, False): "!~"}
-    return [
-        Matcher.of(
-            str(m["name"]),
-            ops[bool(m.get("isRegex")), bool(m.get("isEqual", True))],
-            str(m["value"]),
-        )
-        for m in docs
-    ]
-
-
-def _muted(
-    matchers: list[Matcher], alerts: Sequence[AlertView], raw: Sequence[Mapping[str, Any]]
-) -> list[str]:
-    names = []
-    for view, a in zip(alerts, raw, strict=True):
-        labels: Mapping[str, str] = a.get("labels", {})
-        if all(m.matches(str(labels.get(m.name, ""))) for m in matchers):
-            names.append(f"{view.name} {view.labels}".strip())
-    return names
-
-
-def _matcher_text(docs: Sequence[Mapping[str, Any]]) -> str:
-    ops = {(False, True): "=", (False, False): "!=", (True, True): "=~", (True, False): "!~"}
-    text = ", ".join(
-        f'{m["name"]}{ops[bool(m.get("isRegex")), bool(m.get("isEqual", True))]}"{m["value"]}"'
-        for m in docs
-    )
-    return "{" + text + "}"
-
-
-def silence_views(inputs: PageInputs) -> list[SilenceView]:
-    """Active and pending API silences, then every configured flag file; each with the current
-    alerts it selects."""
-    live = sorted(
-        (a for a in inputs.alerts if a.get("state") in ("firing", "pending")),
-        key=lambda a: str(a.get("labels", {}).get("alertname", "")),
-    )
-    shown = [alert_views([a], inputs.language)[0] for a in live]
-    out = []
-    for s in inputs.silences:
-        state = str(s.get("status", {}).get("state", ""))
-        if state == "expired":
-            continue
-        docs = s.get("matchers", [])
-        out.append(
-            SilenceView(
-                kind="api",
-                ident=str(s.get("id", "")),
-                matchers=_matcher_text(docs),
-                comment=str(s.get("comment", "")),
-                detail=f"{s.get('createdBy', '')} · {stamp(s.get('endsAt'))}",
-                active=state == "active",
-                mutes=_muted(_matchers(docs), shown, live),
-            )
-        )
-    notify = inputs.status.get("notify") or {}
-    for f in notify.get("silence_files", []):
-        docs = f.get("matchers", [])
-        out.append(
-            SilenceView(
-                kind="file",
-                ident=str(f.get("id", "")),
-                matchers=_matcher_text(docs),
-                comment=str(f.get("comment", "")),
-                detail=str(f.get("path", "")),
-                active=bool(f.get("active")),
-                mutes=_muted(_matchers(docs), shown, live) if f.get("active") else [],
-            )
-        )
-    return out
-
-
 def _engine_key(metric: Mapping[str, str]) -> str:
     name = metric.get("engine", "")
     rank = metric.get("dp_rank")
@@ -277,13 +133,15 @@ def _event_text(e: Mapping[str, Any]) -> str:
     return " ".join(parts)
 
 
-def event_views(events: Sequence[Mapping[str, Any]]) -> tuple[list[EventView], list[EventView]]:
+def event_views(
+    events: Sequence[Mapping[str, Any]], time_text: TimeText = stamp
+) -> tuple[list[EventView], list[EventView]]:
     """Fault incidents, and every other event (newest first, as the event log gives them)."""
     incidents: list[EventView] = []
     others: list[EventView] = []
     for e in events:
         view = EventView(
-            at=stamp(e.get("at")),
+            at=time_text(e.get("at")),
             type=str(e.get("type", "")),
             source=f"{e.get('source', '')}:{e.get('line')}"
             if e.get("line")
@@ -321,28 +179,19 @@ def attempt_views(notify: Mapping[str, Any]) -> list[AttemptView]:
     ]
 
 
-def _with_silences(alerts: list[AlertView], silences: list[SilenceView]) -> list[AlertView]:
-    out = []
-    for a in alerts:
-        shown = f"{a.name} {a.labels}".strip()
-        muted = tuple(s.matchers for s in silences if s.active and shown in s.mutes)
-        out.append(replace(a, muted_by=muted) if muted else a)
-    return out
-
-
 def build_view(inputs: PageInputs) -> PageView:
     w = words(inputs.language)
     status = inputs.status
     notify = status.get("notify") or {}
-    incidents, events = event_views(inputs.events)
-    silences = silence_views(inputs)
+    incidents, events = event_views(inputs.events, inputs.time_text)
+    silences = silence_views(inputs.alerts, inputs.silences, notify, inputs.language)
     problems = [str(p) for p in status.get("problems") or []]
     problems += [str(p) for p in (status.get("rules") or {}).get("problems") or []]
     return PageView(
         language=inputs.language if inputs.language in ("en", "zh") else "en",
         words=w,
         updated=stamp(inputs.now),
-        alerts=_with_silences(alert_views(inputs.alerts, inputs.language), silences),
+        alerts=with_silences(alert_views(inputs.alerts, inputs.language), silences),
         silences=silences,
         engines=engine_views(inputs),
         gpus=gpu_views(inputs.samples),
@@ -357,4 +206,14 @@ def build_view(inputs: PageInputs) -> PageView:
     )
 
 
-__all__ = ["Curve", "PageInputs", "PageView", "Sample", "build_view", "stamp"]
+__all__ = [
+    "AlertView",
+    "Curve",
+    "PageInputs",
+    "PageView",
+    "Sample",
+    "SilenceView",
+    "annotation",
+    "build_view",
+    "stamp",
+]
