@@ -68,36 +68,29 @@ def silence_views(
         key=lambda a: str(a.get("labels", {}).get("alertname", "")),
     )
     shown = [alert_views([a], language)[0] for a in live]
+
+    def view(kind: str, doc: Mapping[str, Any], detail: str, active: bool) -> SilenceView:
+        matchers = doc.get("matchers", [])
+        return SilenceView(
+            kind=kind,
+            ident=str(doc.get("id", "")),
+            matchers=_matcher_text(matchers),
+            comment=str(doc.get("comment", "")),
+            detail=detail,
+            active=active,
+            mutes=_muted(_matchers(matchers), shown, live) if active else [],
+        )
+
     out = []
     for s in silences:
         state = str(s.get("status", {}).get("state", ""))
-        if state == "expired":
-            continue
-        docs = s.get("matchers", [])
-        out.append(
-            SilenceView(
-                kind="api",
-                ident=str(s.get("id", "")),
-                matchers=_matcher_text(docs),
-                comment=str(s.get("comment", "")),
-                detail=f"{s.get('createdBy', '')} · {stamp(s.get('endsAt'))}",
-                active=state == "active",
-                mutes=_muted(_matchers(docs), shown, live),
-            )
-        )
-    for f in notify.get("silence_files", []):
-        docs = f.get("matchers", [])
-        out.append(
-            SilenceView(
-                kind="file",
-                ident=str(f.get("id", "")),
-                matchers=_matcher_text(docs),
-                comment=str(f.get("comment", "")),
-                detail=str(f.get("path", "")),
-                active=bool(f.get("active")),
-                mutes=_muted(_matchers(docs), shown, live) if f.get("active") else [],
-            )
-        )
+        if state != "expired":
+            detail = f"{s.get('createdBy', '')} · {stamp(s.get('endsAt'))}"
+            out.append(view("api", s, detail, state == "active"))
+    out += [
+        view("file", f, str(f.get("path", "")), bool(f.get("active")))
+        for f in notify.get("silence_files", [])
+    ]
     return out
 
 
