@@ -37,6 +37,8 @@ from inferwatch.export.collector import StoreCollector
 from inferwatch.export.digest_preview import DigestPreview
 from inferwatch.export.exposure import EXPOSED_HELP, EXPOSED_METRIC, exposure_problem
 from inferwatch.export.management import Management
+from inferwatch.export.page.routes import PageSource
+from inferwatch.export.query_api import QueryAPI
 from inferwatch.export.server import ExportServer, build_registry
 from inferwatch.labels import make_labels
 from inferwatch.logsetup import get_logger
@@ -173,6 +175,8 @@ class Daemon:
                 *DigestPreview(self.digests.preview).routes(),
             ],
         )
+        self.server.app.add_routes(QueryAPI(self.store, self.clock.time).routes())
+        self.server.app.add_routes(self._page_source().routes())
         try:
             bound = await self.server.start(host, port)
         except OSError as exc:
@@ -549,6 +553,25 @@ class Daemon:
         return self.notify.silencer.silences if self.notify is not None else None
 
     # -- read side --------------------------------------------------------------------------
+    def _page_source(self) -> PageSource:
+        silences = SilenceAPI(self._silences, self.state_dir / SILENCES_FILE, self.clock)
+        return PageSource(
+            store=self.store,
+            now=self.clock.time,
+            status=self.status,
+            alerts=self.rules.alerts_doc,
+            silences=silences.list_all,
+            events=self._query_events,
+            language=lambda: self.config.language,
+            links=self._links,
+        )
+
+    def _links(self) -> list[tuple[str, str]]:
+        found = [("Grafana", str(self.config.grafana_url))] if self.config.grafana_url else []
+        if self.config.external_url:
+            found.append(("inferwatch", str(self.config.external_url)))
+        return [*found, ("/metrics", "/metrics"), ("API", "/api/v1/status")]
+
     async def _query_events(self, **kwargs: Any) -> list[dict[str, Any]]:
         if self.events is None:
             return []

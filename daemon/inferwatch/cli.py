@@ -10,7 +10,7 @@ import os
 import sys
 from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from inferwatch import __version__
 from inferwatch.errors import ConfigError
@@ -182,6 +182,7 @@ def _replay(args: argparse.Namespace, tz: datetime.tzinfo, year: int) -> int:
     import asyncio
 
     from inferwatch.replay.output import Writer
+    from inferwatch.replay.recorder import RecordingWriter
     from inferwatch.replay.runner import Replay, ReplayInputs, TimeBaseError
     from inferwatch.replay.settings import ReplaySettings
     from inferwatch.replay.timeline import TimeContext
@@ -189,12 +190,14 @@ def _replay(args: argparse.Namespace, tz: datetime.tzinfo, year: int) -> int:
     from inferwatch.rules.rule_paths import expand_rule_paths
 
     settings = ReplaySettings.defaults()
+    language = "en"
     if args.config is not None:
         try:
-            settings = ReplaySettings.of(load_config(args.config))
+            config = load_config(args.config)
         except ConfigError as exc:
             print(exc, file=sys.stderr)
             return 2
+        settings, language = ReplaySettings.of(config), config.language
     rule_files = list(settings.rule_files)
     paths, problems = expand_rule_paths([] if args.no_rules else args.rules or rule_files)
     rule_set, found = load_rule_files(paths)
@@ -203,7 +206,7 @@ def _replay(args: argparse.Namespace, tz: datetime.tzinfo, year: int) -> int:
         print(problem, file=sys.stderr)
     if problems:
         return 2
-    writer = Writer(sys.stdout, args.format, tz)
+    writer = (RecordingWriter if args.report else Writer)(sys.stdout, args.format, tz)
     replay = Replay(
         ReplayInputs(kernel=list(args.kernel), engine_logs=list(args.engine_log)),
         writer,
@@ -227,6 +230,40 @@ def _replay(args: argparse.Namespace, tz: datetime.tzinfo, year: int) -> int:
         return 2
     doc, text = replay.summary()
     writer.summary(doc, text)
+    if args.report and isinstance(writer, RecordingWriter):
+        return _write_report(args, replay, writer, doc, language)
+    return 0
+
+
+def _write_report(
+    args: argparse.Namespace, replay: Any, writer: Any, summary: dict[str, Any], language: str
+) -> int:
+    """``--report F.html``: the replay's views in one self-contained file."""
+    from inferwatch.export.page.collect import curves_between, engine_span
+    from inferwatch.export.page.report import ReportInputs, render_report
+
+    first, last = replay.result.first, replay.result.last
+    span = engine_span(replay.store)
+    curves = [] if span is None else curves_between(replay.store, *span)
+    page = render_report(
+        ReportInputs(
+            title=f"inferwatch replay · {Path(args.report).stem}",
+            files=[*args.kernel, *args.engine_log],
+            language=language,
+            first=first,
+            last=last,
+            events=writer.events,
+            alerts=writer.alerts,
+            summary=summary,
+            curves=curves,
+            boot_relative=replay.result.time_base != "wall",
+        )
+    )
+    try:
+        Path(args.report).write_text(page, encoding="utf-8")
+    except OSError as exc:
+        print(f"replay: --report {args.report}: {exc.strerror or exc}", file=sys.stderr)
+        return 1
     return 0
 
 
@@ -528,6 +565,12 @@ def _replay_arguments(replay: argparse.ArgumentParser) -> None:
     )
     replay.add_argument(
         "--no-rules", action="store_true", help="events and summary only; evaluate no rules"
+    )
+    replay.add_argument(
+        "--report",
+        metavar="F.html",
+        help="also write the replay's views (decode, MAL and step rate over time with busy "
+        "periods, verdict, alerts, incidents, events) to one self-contained HTML file",
     )
 
 

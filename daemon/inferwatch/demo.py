@@ -22,6 +22,7 @@ from inferwatch.demo_host import (
     SCENARIO,
     SM_LOCK_MHZ,
     GpuScene,
+    crash_lines,
     engine_logger,
     gpu_profile,
     spawn_zombie,
@@ -64,11 +65,17 @@ async def simulate(
     logger = engine_logger(workdir / "engine.log")
     written = 0
     started = time.monotonic()
+    crashed = False
     try:
         while not stop.is_set():
             for phase in SCENARIO:
                 for _ in range(phase.windows):
                     now = time.time()
+                    if phase.running > 1 and not crashed:  # once, when the load is highest
+                        crashed = True
+                        for line in crash_lines(now):
+                            logger.info(line)
+                            written += 1
                     scene = GpuScene(
                         now,
                         phase.running > 0,

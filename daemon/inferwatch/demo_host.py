@@ -87,6 +87,17 @@ def stats_lines(phase: Phase, now: float, rng: random.Random, k: int = 4) -> lis
     return lines
 
 
+def crash_lines(now: float) -> list[str]:
+    """A worker's CUDA illegal memory access and the engine core's death, as vLLM logs them: the
+    demo's crash, which pages (EngineCrashed) and keeps firing for five minutes."""
+    ts = time.strftime("%m-%d %H:%M:%S", time.localtime(now))
+    worker = f"(Worker_PP0 pid={ENGINE_PID + 1}) ERROR {ts} [multiproc_executor.py:1007] "
+    return [
+        f"{worker}torch.AcceleratorError: CUDA error: an illegal memory access was encountered",
+        f"(EngineCore pid={ENGINE_PID}) ERROR {ts} [core.py:1240] EngineCore failed to start.",
+    ]
+
+
 def _per_position(mean_accepted: float, k: int) -> list[float]:
     """Acceptance falling with position, summing to the accepted tokens per draft."""
     decay = 0.8

@@ -156,3 +156,24 @@ def test_a_crash_and_the_kernel_fault_of_the_same_moment_leave_as_one_message(
     assert sorted(a["labels"]["alertname"] for a in alerts) == [
         "EngineCrashed", "GpuMmuFaultOnAllRanks"
     ]  # fmt: skip
+
+
+def test_status_lists_flag_files_and_whether_they_are_present(tmp_path: Path) -> None:
+    flag = tmp_path / "maintenance"
+    body = (
+        f"silence_files:\n  - path: {flag}\n    matchers: ['engine=~\"e.*\"']\n"
+        "    comment: model swap\n"
+    )
+    clock = FakeClock(0.0)
+    service = NotifyService(parse_config(body, "c.yaml"), SeriesStore(clock), clock, tmp_path)
+    (doc,) = service.status()["silence_files"]
+    assert doc == {
+        "id": f"file:{flag}",
+        "path": str(flag),
+        "matchers": [{"name": "engine", "value": "e.*", "isRegex": True, "isEqual": True}],
+        "comment": "model swap",
+        "active": False,
+    }
+    flag.touch()
+    assert service.status()["silence_files"][0]["active"] is True
+    asyncio.run(service.close())

@@ -1,5 +1,5 @@
-"""The HTTP side: /metrics, /healthz, /api/v1/status, /api/v1/events, /api/v1/silences and the
-status page.
+"""The HTTP side: /metrics, /healthz, /api/v1/status, /api/v1/events, /api/v1/silences (the
+status page and the query API register their own routes: export.page, export.query_api).
 
 aiohttp on the daemon's own event loop, bound to loopback by default. Everything served passes
 the redactor; the only writes are silences, and those go through :class:`SilenceAPI`, which
@@ -25,7 +25,6 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import html
 import logging
 import ssl
 import time
@@ -128,7 +127,6 @@ class ExportServer:
                 web.get("/api/v1/status", self._status),
                 web.get("/api/v1/events", self._events),
                 web.get("/api/v1/alerts", self._alerts),
-                web.get("/", self._page),
             ]
         )
         if silences is not None:
@@ -326,23 +324,6 @@ class ExportServer:
         except SilencePersistError as exc:
             return _json({"error": str(exc)}, 500)
         return _json({"silenceID": expired.id, "endsAt": expired.ends_at})
-
-    async def _page(self, _request: web.Request) -> web.Response:
-        status = redact_obj(self.status())
-        rows = "".join(
-            f"<tr><td>{html.escape(name)}</td><td>{html.escape(h['state'])}</td>"
-            f"<td>{html.escape(h['reason'] or h['last_error'])}</td></tr>"
-            for name, h in status.get("sources", {}).items()
-        )
-        body = (
-            "<!doctype html><html><head><meta charset='utf-8'><title>inferwatch</title></head>"
-            f"<body><h1>inferwatch {html.escape(str(status.get('version', '')))}</h1>"
-            "<table><tr><th>source</th><th>state</th><th>reason</th></tr>"
-            f"{rows}</table><p><a href='/metrics'>/metrics</a> · "
-            "<a href='/api/v1/status'>status</a> · <a href='/api/v1/events'>events</a></p>"
-            "</body></html>"
-        )
-        return web.Response(text=body, content_type="text/html")
 
 
 def _json(doc: Any, status: int = 200) -> web.Response:

@@ -41,7 +41,7 @@ from inferwatch.notify.payload import webhook_v4
 from inferwatch.notify.ratelimit import Gates
 from inferwatch.notify.retry import Backoff, OutcomeKind, RetryPolicy
 from inferwatch.notify.route import build_tree
-from inferwatch.notify.silence import FlagFile, Silencer, Silences
+from inferwatch.notify.silence import FlagFile, Silencer, Silences, matcher_doc
 from inferwatch.notify.stages import mute_check
 from inferwatch.notify.timeintervals import hold_until, load_intervals
 from inferwatch.redact import redact
@@ -311,6 +311,16 @@ class NotifyService:
             "outbox_in_memory": self.outbox.in_memory,
             "outbox_oldest_pending_at": min(times) if times else None,
             "last_attempts": {f"{r}/{i}": dict(v) for (r, i), v in sorted(self.last.items())},
+            "silence_files": [
+                {
+                    "id": f.id,
+                    "path": str(f.path),
+                    "matchers": [matcher_doc(m) for m in f.matchers],
+                    "comment": f.comment,
+                    "active": f.path.exists(),
+                }
+                for f in self.silencer.files
+            ],
         }
 
     async def close(self) -> None:

@@ -36,6 +36,16 @@ class SilenceError(ValueError):
     """An invalid silence, or a silences file that cannot be read."""
 
 
+def matcher_doc(m: Matcher) -> dict[str, Any]:
+    """Alertmanager's API shape of one matcher."""
+    return {
+        "name": m.name,
+        "value": m.value,
+        "isRegex": m.op in (MatchOp.RE, MatchOp.NRE),
+        "isEqual": m.op in (MatchOp.EQ, MatchOp.RE),
+    }
+
+
 class SilenceState(StrEnum):
     PENDING = "pending"
     ACTIVE = "active"
@@ -75,15 +85,7 @@ class Silence:
         """Alertmanager's API shape for matchers; times as Unix seconds."""
         return {
             "id": self.id,
-            "matchers": [
-                {
-                    "name": m.name,
-                    "value": m.value,
-                    "isRegex": m.op in (MatchOp.RE, MatchOp.NRE),
-                    "isEqual": m.op in (MatchOp.EQ, MatchOp.RE),
-                }
-                for m in self.matchers
-            ],
+            "matchers": [matcher_doc(m) for m in self.matchers],
             "startsAt": self.starts_at,
             "endsAt": self.ends_at,
             "createdBy": self.created_by,

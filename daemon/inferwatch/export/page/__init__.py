@@ -1,0 +1,1 @@
+"""The status page at ``/`` and the replay report: data assembly (view), rendering (render)."""
