@@ -13,6 +13,8 @@ import sys
 import time
 from pathlib import Path
 
+import pytest
+
 from conftest import wait_until
 from inferwatch.gotemplate.funcs import match, re_replace_all
 from inferwatch.labels import Matcher
@@ -42,6 +44,7 @@ groups:
 """
 
 
+@pytest.mark.integration
 def test_the_daemon_evaluates_a_catastrophic_pattern_every_second(tmp_path: Path) -> None:
     rules = tmp_path / "hostile.yaml"
     rules.write_text(RULES)
