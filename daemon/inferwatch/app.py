@@ -62,6 +62,7 @@ from inferwatch.statedir import EVENTS_FILE, SNAPSHOT_FILE, prepare_state_dir
 from inferwatch.store import snapshot
 from inferwatch.store.events import EventLog
 from inferwatch.store.faults import StateFaults, is_disk_fault, probe_writable
+from inferwatch.store.limits import SeriesLimits
 from inferwatch.store.sqlite import StateUnavailable
 from inferwatch.store.tsdb import SeriesStore
 
@@ -94,7 +95,7 @@ class Daemon:
         self.listen = listen or config.listen
         self.clock = clock
         self.notifier = notifier or Notifier()
-        self.store = SeriesStore(clock)
+        self.store = SeriesStore(clock, limits=series_limits(config))
         self.faults = StateFaults(self.store, clock, state_dir)
         self.read_only = False
         self.telemetry = Telemetry(self.store)
@@ -113,6 +114,7 @@ class Daemon:
             state_dir=state_dir,
             external_url=str(config.external_url or "").rstrip("/"),
         )
+        self.rules.manager.alert_limit = config.limits.alerts_per_rule
         self._rule_watch: list[Subscription] = []
         self.notify: NotifyService | None = None
         # before the snapshot is restored: digests keep two windows of the engine series
@@ -406,6 +408,8 @@ class Daemon:
         await self.write_snapshot()
         await self._stop_sources()
         self.config = new
+        self.store.set_limits(series_limits(new))
+        self.rules.manager.alert_limit = new.limits.alerts_per_rule
         if self.notify is not None:
             await self.notify.close()
         self.notify = self._notify_service(new)
@@ -591,6 +595,10 @@ class Daemon:
             "sources": {n: h.to_dict() for n, h in sorted(self.supervisor.health.items())},
             "disabled": self.built.disabled,
             "store": {"series": self.store.series_count(), "retention_s": self.store.retention_s},
+            "limits": {
+                **self.store.limits_status(),
+                "alerts_per_rule": self.config.limits.alerts_per_rule,
+            },
             "queues": self.bus.depth(),
             "last_snapshot": self.last_snapshot,
             "problems": [
@@ -607,3 +615,9 @@ class Daemon:
             "rules": self.rules.status(),
             "notify": self.notify.status() if self.notify is not None else None,
         }
+
+
+def series_limits(config: Config) -> SeriesLimits:
+    """The store's limits from the config's ``limits:`` section."""
+    limits = config.limits
+    return SeriesLimits(limits.series_total, limits.series_per_metric, dict(limits.label_values))

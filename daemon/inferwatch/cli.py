@@ -221,6 +221,8 @@ def _replay(args: argparse.Namespace, tz: datetime.tzinfo, year: int) -> int:
         rule_set=rule_set,
         external_labels=settings.external_labels,
         engine_thresholds=settings.engine_thresholds,
+        limits=settings.limits,
+        alert_limit=settings.alerts_per_rule,
     )
     try:
         with _batch_gc():

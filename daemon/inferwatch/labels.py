@@ -10,7 +10,8 @@ import re
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from enum import StrEnum
-from functools import lru_cache
+
+from inferwatch import regexp
 
 Labels = tuple[tuple[str, str], ...]
 NAME_LABEL = "__name__"
@@ -43,12 +44,6 @@ class MatchOp(StrEnum):
     NRE = "!~"
 
 
-@lru_cache(maxsize=4096)
-def _anchored(pattern: str) -> re.Pattern[str]:
-    # Prometheus regex matchers are fully anchored.
-    return re.compile(f"^(?:{pattern})$", re.DOTALL)
-
-
 @dataclass(frozen=True, slots=True)
 class Matcher:
     """One label matcher; ``name`` may be ``__name__``."""
@@ -56,12 +51,14 @@ class Matcher:
     name: str
     op: MatchOp
     value: str
-    _regex: re.Pattern[str] | None = field(default=None, compare=False, repr=False)
+    _regex: regexp.Regexp | None = field(default=None, compare=False, repr=False)
 
     @classmethod
     def of(cls, name: str, op: str, value: str) -> Matcher:
+        """Raises :class:`~inferwatch.regexp.RegexError` for a regex RE2 refuses. A regex
+        matches the whole value (anchored, as in Alertmanager), ``.`` a newline too."""
         mop = MatchOp(op)
-        regex = _anchored(value) if mop in (MatchOp.RE, MatchOp.NRE) else None
+        regex = regexp.compile(value, dot_nl=True) if mop in (MatchOp.RE, MatchOp.NRE) else None
         return cls(name, mop, value, regex)
 
     def matches(self, value: str) -> bool:
@@ -71,7 +68,7 @@ class Matcher:
         if self.op is MatchOp.NE:
             return value != self.value
         assert self._regex is not None
-        hit = self._regex.match(value) is not None
+        hit = self._regex.matches(value)
         return hit if self.op is MatchOp.RE else not hit
 
 

@@ -30,9 +30,11 @@ from inferwatch.promql.engine import PromQLError, ValueType, load
         ("sum(", "parse error"),
         ("1 > 2", "parse error"),
         ('x{a=~"("}', "parse error"),
-        ('x{a=~"\\\\p{L}"}', "not supported"),
+        ('x{a=~"(a)\\\\1"}', "illegal regex"),  # RE2, as Go: no backreferences
         ('label_replace(x, "1bad", "", "a", "")', "invalid destination label name"),
-        ('label_replace(x, "d", "", "a", "\\\\p{L}")', "invalid regular expression"),
+        ('label_replace(x, "d", "", "a", "a(?=b)")', "invalid regular expression"),
+        ('label_replace(x, "d", "", "a", "(a)\\\\1")', "invalid regular expression"),
+        ('label_replace(x, "d", "", "a", "(?<!a)b")', "invalid regular expression"),
         ('label_join(x, "d", ",", "1bad")', "invalid source label name"),
         ('count_values("1bad", x)', "invalid label name"),
         ("", "parse error"),
@@ -53,6 +55,7 @@ def test_refused_at_load(text: str, needle: str) -> None:
         "rate(x[5m] @ end() offset 1m)",
         "rate(x[1h30m] @ 100)",
         'label_replace(x, "d", "$1", "s", `(\\d+)`)',
+        'x{a=~"\\\\p{L}+"} + label_replace(x, "d", "$1", "s", "(\\\\p{Greek})")',  # RE2 classes
         "0x1F + .5 + 5. + 1e3 + Inf + NaN",
         "a + on(b) group_left(c) d",
         "a > bool on() group_right b",

@@ -27,7 +27,7 @@ TESTS = sorted((Path(__file__).parent / "shipped").glob("*.test.yaml"))
 FIRST_OCCURRENCE = {
     "GpuMmuFaultOnAllRanks", "GpuHardwareXid", "GpuFallenOffBus", "GpuRepeatedMmuFaults",
     "GpuNvlinkFault", "EngineCrashed", "InferwatchNotificationsFailing", "GpuProcessOomKilled",
-    "HostOomKill", "GpuPcieUncorrectableError", "GpuDriverFault",
+    "HostOomKill", "GpuPcieUncorrectableError", "GpuDriverFault", "InferwatchSeriesDropped",
 }  # fmt: skip
 
 
@@ -106,5 +106,6 @@ def test_rare_events_are_tested_from_a_series_born_at_one() -> None:
                    "inferwatch_gpu_repeated_mmu_faults_total", "inferwatch_gpu_nvlink_faults_total",
                    "inferwatch_engine_crashes_total", "inferwatch_notifications_total",
                    "inferwatch_kernel_oom_kills_total",
-                   "inferwatch_gpu_pcie_uncorrectable_errors_total"):  # fmt: skip
+                   "inferwatch_gpu_pcie_uncorrectable_errors_total",
+                   "inferwatch_series_dropped_total"):  # fmt: skip
         assert metric in born, metric

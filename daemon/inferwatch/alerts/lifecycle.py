@@ -44,9 +44,10 @@ class LimitExceeded(Exception):
     """More pending + firing alerts than the group's ``limit``: the rule's alerts were cleared,
     and ``transitions`` resolves the ones that were firing before this evaluation."""
 
-    def __init__(self, message: str, transitions: list[AlertTransition]) -> None:
+    def __init__(self, message: str, transitions: list[AlertTransition], found: int = 0) -> None:
         super().__init__(message)
         self.transitions = transitions
+        self.found = found  # the alerts this evaluation would have held
 
 
 class RuleAlerts:
@@ -193,7 +194,7 @@ class RuleAlerts:
         if limit > 0 and counted > limit:
             was_firing = [labels for labels, state in before.items() if state is AlertState.FIRING]
             gone = self.clear(ts, was_firing)
-            raise LimitExceeded(f"exceeded limit of {limit} with {counted} alerts", gone)
+            raise LimitExceeded(f"exceeded limit of {limit} with {counted} alerts", gone, counted)
         return self._transitions(before, removed, ts)
 
     def _transitions(

@@ -23,3 +23,9 @@ ANCHOR_MIN_MAL: Final = 2.4  # the anchor applies at or above this mean acceptan
 DECODE_COLLAPSE_RATIO: Final = 0.25  # of the engine's usual busy decode (24-h upper quartile)
 STEP_RATE_REGRESSION_RATIO: Final = 0.85  # of the usual single-stream step rate
 STATS_STALE_AFTER_S: Final = 30.0  # no stats line this long while requests ran (3 intervals)
+
+# limits: what the host's own words may make (series born from log lines, rules' outputs)
+SERIES_TOTAL: Final = 20_000  # series in the store (a busy 8-GPU host holds a few thousand)
+SERIES_PER_METRIC: Final = 2_000  # series of one metric name
+LABEL_VALUES: Final = {"dp_rank": 64, "position": 32}  # values per label, per metric
+ALERTS_PER_RULE: Final = 1_000  # a rule's alerts (Prometheus's group `limit` where none is set)

@@ -29,10 +29,14 @@ from inferwatch.config.alertmanager import (
     TimeInterval,
 )
 from inferwatch.config.defaults import (
+    ALERTS_PER_RULE,
     ANCHOR_MIN_MAL,
     CORRELATION_WINDOW_S,
     DECODE_ANCHOR,
     DECODE_COLLAPSE_RATIO,
+    LABEL_VALUES,
+    SERIES_PER_METRIC,
+    SERIES_TOTAL,
     SHIPPED_RULES,
     STATS_STALE_AFTER_S,
     STEP_RATE_REGRESSION_RATIO,
@@ -41,6 +45,7 @@ from inferwatch.config.types import ByteSize, Duration, ListenAddress
 from inferwatch.config.web import WebConfig
 
 _NAME = re.compile(r"^[A-Za-z0-9_.-]+$")
+_LABEL = re.compile(r"^[a-zA-Z_][a-zA-Z0-9_]*$")
 DEFAULT_LISTEN = "127.0.0.1:9945"
 REFERENCES_CHECKED = "references_checked"
 """Validation context key: the caller checked cross-references (config.crossref) itself."""
@@ -194,6 +199,27 @@ class SilenceFile(_Strict):
     comment: str = ""
 
 
+class LimitsConfig(_Strict):
+    """How much the host's own words may make (hardening): series in all and per metric, values
+    per label (``label_values`` adds to or overrides the defaults), alerts per alerting rule
+    (Prometheus's group ``limit``, for groups that set none; 0: none)."""
+
+    series_total: int = Field(default=SERIES_TOTAL, ge=1)
+    series_per_metric: int = Field(default=SERIES_PER_METRIC, ge=1)
+    label_values: dict[str, int] = Field(default_factory=lambda: dict(LABEL_VALUES))
+    alerts_per_rule: int = Field(default=ALERTS_PER_RULE, ge=0)
+
+    @field_validator("label_values")
+    @classmethod
+    def _label_values(cls, v: dict[str, int]) -> dict[str, int]:
+        for label, limit in v.items():
+            if not _LABEL.match(label):
+                raise ValueError(f"{label!r} is not a label name")
+            if limit < 1:
+                raise ValueError(f"{label}: the limit must be at least 1")
+        return {**LABEL_VALUES, **v}
+
+
 class OutboxConfig(_Strict):
     """How long and how often an undelivered message is tried again (inferwatch extension)."""
 
@@ -246,6 +272,7 @@ class Config(_Strict):
     outbox: OutboxConfig = OutboxConfig()
     # TLS and basic auth for the HTTP server (exporter-toolkit's web-config keys)
     web: WebConfig | None = None
+    limits: LimitsConfig = LimitsConfig()
     global_: GlobalConfig = Field(default=GlobalConfig(), alias="global")
     route: Route = Field(default_factory=lambda: DEFAULT_ROUTE)
     receivers: list[Receiver] = Field(

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-import re
+from typing import Any, Protocol
 
 _GO_ESCAPES = {"\a": r"\a", "\b": r"\b", "\f": r"\f", "\n": r"\n", "\r": r"\r", "\t": r"\t"}
 _GO_ESCAPES |= {"\v": r"\v", "\\": r"\\", '"': r"\""}
@@ -52,7 +52,15 @@ def _group_number(name: str) -> int | None:
     return int(name) if len(name) < 10 else None
 
 
-def expand(template: str, match: re.Match[str]) -> str:
+class _Match(Protocol):
+    """A match of Python's ``re`` or of RE2 (``inferwatch.regexp``)."""
+
+    @property
+    def re(self) -> Any: ...
+    def group(self, index: int, /) -> str | Any: ...
+
+
+def expand(template: str, match: _Match) -> str:
     """Go's ``Regexp.ExpandString`` over a match: ``$1``, ``${1}``, ``$name``, ``$$``."""
     out: list[str] = []
     rest = template

@@ -13,6 +13,7 @@ import re
 from datetime import UTC, datetime, timedelta
 from urllib.parse import quote_plus
 
+from inferwatch import regexp
 from inferwatch.durations import DurationError, parse_duration_s
 from inferwatch.golang.floats import parse_go_float
 from inferwatch.golang.strings import expand, go_quote
@@ -162,29 +163,25 @@ def title(text: str) -> str:
     return "".join(out)
 
 
-def _compile(pattern: str, wrap: bool) -> re.Pattern[str]:
+def _compile(pattern: str, wrap: bool) -> regexp.Regexp:
     try:
-        return re.compile(pattern, re.ASCII)
-    except re.error as exc:
-        message = f"error parsing regexp: {exc.msg}: `{pattern}`"
+        return regexp.compile(pattern)
+    except regexp.RegexError as exc:
+        message = f"error parsing regexp: {exc}: `{pattern}`"
         raise FuncError(f"regexp: Compile(`{pattern}`): {message}" if wrap else message) from None
 
 
 def re_replace_all(pattern: str, repl: str, text: str) -> str:
-    """Go's ``Regexp.ReplaceAllString``: no empty match right after a match, Go's ``$`` rules."""
+    """Go's ``Regexp.ReplaceAllString``: no empty match right after a match, Go's ``$`` rules.
+    RE2's matches come in one pass (Go's loop: after an empty match, one character on)."""
     regex = _compile(pattern, wrap=True)
     out: list[str] = []
     last_end = 0
-    pos = 0
-    while pos <= len(text):
-        m = regex.search(text, pos)
-        if m is None:
-            break
+    for m in regex.finditer(text):
         out.append(text[last_end : m.start()])
         if m.end() > last_end or m.start() == 0:
             out.append(expand(repl, m))
         last_end = m.end()
-        pos = pos + 1 if pos + 1 > m.end() else m.end()
     out.append(text[last_end:])
     return "".join(out)
 

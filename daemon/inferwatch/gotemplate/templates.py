@@ -27,6 +27,7 @@ from inferwatch.gotemplate import ast
 from inferwatch.gotemplate.exec import ExecError, Limits, execute
 from inferwatch.gotemplate.lex import TemplateSyntaxError
 from inferwatch.gotemplate.parse import Parser
+from inferwatch.gotemplate.regex_literals import bad_regex
 from inferwatch.gotemplate.table import FUNCTIONS, UNSUPPORTED, Env
 from inferwatch.gotemplate.values import QueryResult, QuerySample, TemplateData
 
@@ -115,6 +116,10 @@ def _compile(text: str, name: str, prelude: str) -> Template:
         raise TemplateParseError(f"template: {name}:{line}: {exc.message}") from None
     except RecursionError:
         raise TemplateParseError(f"template: {name}: nested too deeply") from None
+    found = bad_regex([*root, *(n for body in parser.defines.values() for n in body)])
+    if found is not None:
+        line = full[: found[0]].count("\n") + 1
+        raise TemplateParseError(f"template: {name}:{line}: {found[1]}")
     return Template(name, text, root, parser.defines, prelude=prelude)
 
 

@@ -12,6 +12,7 @@ import re
 from collections.abc import Iterable
 
 from inferwatch.labels import Labels, Matcher, MatchOp, label_value
+from inferwatch.regexp import RegexError
 
 _NAME = re.compile(r"[a-zA-Z_][a-zA-Z0-9_]*")
 _OPS = ("=~", "!~", "!=", "=")  # two-character operators first
@@ -88,7 +89,7 @@ class _Scanner:
         value = self.value()
         try:
             return Matcher.of(name, op, value)
-        except re.error as exc:
+        except RegexError as exc:
             raise MatcherError(f"invalid regex in matcher {self.text!r}: {exc}") from None
 
 

@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import json
 import math
-import re
 import uuid
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, replace
@@ -184,7 +183,7 @@ class Silences:
             loaded = [Silence.from_dict(d) for d in doc["silences"]]
             for s in loaded:
                 s.validate()
-        except (AttributeError, KeyError, TypeError, ValueError, re.error) as exc:
+        except (AttributeError, KeyError, TypeError, ValueError) as exc:
             raise SilenceError(f"invalid silences file {path}: {exc!r}") from None
         self._by_id = {s.id: s for s in loaded}
         return len(loaded)

@@ -12,7 +12,6 @@ replaces the daemon's NotifyService, and with it the :class:`Silences` object.
 from __future__ import annotations
 
 import math
-import re
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from datetime import datetime
@@ -26,6 +25,7 @@ from inferwatch.logsetup import get_logger
 from inferwatch.notify.matchers import format_matchers, parse_list
 from inferwatch.notify.payload import rfc3339
 from inferwatch.notify.silence import Silence, SilenceError, Silences, check_time
+from inferwatch.regexp import RegexError
 
 log = get_logger(__name__)
 _OPS = {(False, True): "=", (False, False): "!=", (True, True): "=~", (True, False): "!~"}
@@ -82,7 +82,7 @@ def parse_matcher(doc: object) -> Matcher:
         raise SilenceError(f"matcher {name}: isRegex and isEqual must be booleans")
     try:
         return Matcher.of(name, _OPS[is_regex, is_equal], value)
-    except re.error as exc:
+    except RegexError as exc:
         raise SilenceError(f"matcher {name}: invalid regex {value!r}: {exc}") from None
 
 
@@ -229,7 +229,7 @@ def _listing_line(item: object) -> str:
     state = status.get("state", "?") if isinstance(status, Mapping) else "?"
     try:
         silence = Silence.from_dict(dict(item))
-    except (KeyError, TypeError, ValueError, re.error) as exc:
+    except (KeyError, TypeError, ValueError) as exc:
         return f"{item.get('id', '?')}  {state:<8} unreadable ({exc!r:.120}): {item!r:.200}"
     return (
         f"{silence.id}  {state:<8} until {_when(silence.ends_at)}  "

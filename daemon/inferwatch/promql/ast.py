@@ -9,11 +9,11 @@ selector through them, as Prometheus's engine does).
 
 from __future__ import annotations
 
-import re
 from dataclasses import dataclass, field
 from enum import StrEnum
 from typing import Literal
 
+from inferwatch import regexp
 from inferwatch.labels import MatchOp
 from inferwatch.promql.types import PromQLError
 
@@ -32,17 +32,17 @@ class Cardinality(StrEnum):
     MANY_TO_MANY = "many-to-many"
 
 
-def compile_regex(pattern: str) -> re.Pattern[str]:
-    """A label regex with RE2's meaning as far as Python's ``re`` allows.
+def compile_regex(pattern: str) -> regexp.Regexp:
+    """A label regex, compiled by RE2 as Go's regexp does (linear time whatever the pattern).
 
-    Callers use ``fullmatch`` (Prometheus anchors as ``^(?:re)$``; ``$`` in Python would also
-    match before a final newline). ``re.ASCII`` gives ``\\d``, ``\\w``, ``\\s`` RE2's ASCII classes;
-    ``.`` does not match a newline, as in Prometheus 2.x.
+    Callers match the whole value (Prometheus anchors as ``^(?:re)$``); ``.`` does not match a
+    newline, as in Prometheus 2.x. What RE2 refuses (backreferences, lookarounds) is an error
+    here, so a rule using one fails to load.
     """
     try:
-        return re.compile(pattern, re.ASCII)
-    except re.error as exc:
-        raise PromQLError(f"regex {pattern!r} is not supported: {exc}") from None
+        return regexp.compile(pattern)
+    except regexp.RegexError as exc:
+        raise PromQLError(f"regex {pattern!r} is not supported (RE2): {exc}") from None
 
 
 @dataclass(frozen=True, slots=True)
@@ -50,7 +50,7 @@ class LabelMatcher:
     name: str
     op: MatchOp
     value: str
-    regex: re.Pattern[str] | None = field(default=None, compare=False, repr=False)
+    regex: regexp.Regexp | None = field(default=None, compare=False, repr=False)
 
     @classmethod
     def of(cls, name: str, op: MatchOp, value: str) -> LabelMatcher:
@@ -64,7 +64,7 @@ class LabelMatcher:
         if op is MatchOp.NE:
             return value != self.value
         assert self.regex is not None
-        hit = self.regex.fullmatch(value) is not None
+        hit = self.regex.matches(value)
         return hit if op is MatchOp.RE else not hit
 
     def __str__(self) -> str:

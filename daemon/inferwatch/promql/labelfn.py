@@ -3,6 +3,7 @@
 Their arguments are string literals, so everything that can fail (an invalid regex or label name)
 fails when the rule is loaded. Replacement templates follow Go's ``Regexp.Expand``, not Python's
 ``re.sub``: ``$1x`` names group "1x" (and expands to ""), which is a classic trap (promql.md §6).
+The regex is RE2's (linear time): a catastrophic pattern costs one pass over each value.
 """
 
 from __future__ import annotations
@@ -10,9 +11,10 @@ from __future__ import annotations
 import re
 from collections.abc import Callable
 
+from inferwatch import regexp
 from inferwatch.golang.strings import expand
 from inferwatch.labels import NAME_LABEL, Labels, MatchOp
-from inferwatch.promql.ast import LabelMatcher, compile_regex
+from inferwatch.promql.ast import LabelMatcher
 from inferwatch.promql.types import PromQLError, Sample, Vector, get_label, set_label
 
 _LABEL_NAME = re.compile(r"[a-zA-Z_][a-zA-Z0-9_]*")
@@ -21,9 +23,10 @@ _LABEL_NAME = re.compile(r"[a-zA-Z_][a-zA-Z0-9_]*")
 def label_replacer(dst: str, repl: str, src: str, regex: str) -> Callable[[Vector], Vector]:
     """The per-vector work of ``label_replace(v, dst, repl, src, regex)``."""
     try:
-        pattern = compile_regex(regex)
-    except PromQLError:
-        raise PromQLError(f"invalid regular expression in label_replace(): {regex}") from None
+        pattern = regexp.compile(regex)
+    except regexp.RegexError as exc:
+        message = f"invalid regular expression in label_replace(): {regex}"
+        raise PromQLError(f"{message} (RE2: {exc})") from None
     if not _LABEL_NAME.fullmatch(dst):
         raise PromQLError(f"invalid destination label name in label_replace(): {dst}")
     memo: dict[tuple[str, Labels], tuple[str, Labels]] = {}
@@ -34,7 +37,10 @@ def label_replacer(dst: str, repl: str, src: str, regex: str) -> Callable[[Vecto
             key = (s.name, s.labels)
             result = memo.get(key)
             if result is None:
-                m = pattern.fullmatch(get_label(s.name, s.labels, src))
+                try:
+                    m = pattern.fullmatch(get_label(s.name, s.labels, src))
+                except UnicodeError:  # a value with a lone surrogate matches nothing
+                    m = None
                 result = key if m is None else set_label(s.name, s.labels, dst, expand(repl, m))
                 if len(memo) > 10_000:
                     memo.clear()

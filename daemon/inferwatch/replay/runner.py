@@ -40,6 +40,7 @@ from inferwatch.replay.timeline import (
 from inferwatch.rules.evaluator import RuleManager
 from inferwatch.rules.ruleset import RuleGroup, RuleSet
 from inferwatch.runtime.scheduler import VirtualScheduler
+from inferwatch.store.limits import SeriesLimits
 from inferwatch.store.tsdb import SeriesStore
 
 if TYPE_CHECKING:
@@ -82,13 +83,15 @@ class Replay:
         rule_set: RuleSet | None = None,
         external_labels: dict[str, str] | None = None,
         engine_thresholds: dict[str, EngineThresholds] | None = None,
+        limits: SeriesLimits | None = None,
+        alert_limit: int = 0,
     ) -> None:
         self.inputs = inputs
         self.writer = writer
         self.ctx = ctx
         self.eval_step = eval_step
         self.clock = FakeClock(0.0)
-        self.store = SeriesStore(self.clock)
+        self.store = SeriesStore(self.clock, limits=limits)
         self.scheduler = VirtualScheduler(self.clock)
         self.kernel: KernelPipeline | None = None
         self._kernel_feed: Callable[[KernelPipeline, TimedRecord], list[Effect]] | None = None
@@ -106,7 +109,9 @@ class Replay:
         self.rules: RuleManager | None = None
         self._ticked: dict[RuleGroup, float] = {}  # last tick that ran a group with an interval
         if rule_set is not None and rule_set.groups:
-            self.rules = RuleManager(rule_set, self.store, external_labels or {})
+            self.rules = RuleManager(
+                rule_set, self.store, external_labels or {}, alert_limit=alert_limit
+            )
             for name, need in rule_set.lookback_by_metric().items():
                 self.store.require_retention(need + 600.0, name or None)
             self.store.on_change(self._on_change)

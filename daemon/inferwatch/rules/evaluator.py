@@ -25,13 +25,14 @@ from inferwatch.labels import Labels
 from inferwatch.promql.absent import names_if_empty_without
 from inferwatch.promql.ast import MatrixSelector, selectors
 from inferwatch.promql.context import Ctx
-from inferwatch.promql.engine import DEFAULT_OPTIONS, EvalOptions, Vector
+from inferwatch.promql.engine import DEFAULT_OPTIONS, EvalError, EvalOptions, Vector
 from inferwatch.promql.index import cache_for
 from inferwatch.rules import rule_eval as ev
 from inferwatch.rules.alert_hold import Held, pure, signature
 from inferwatch.rules.outputs import RuleOutputs
 from inferwatch.rules.rule_status import GroupOutcome, RuleError, RuleStatus
 from inferwatch.rules.ruleset import AlertingRule, Rule, RuleGroup, RuleSet
+from inferwatch.store.limits import ALERTS_PER_RULE
 from inferwatch.store.tsdb import SeriesStore
 
 
@@ -88,8 +89,11 @@ class RuleManager:
         series: ev.AlertSeries = ev.AlertSeries(),  # noqa: B008 (frozen)
         resolved_retention_s: float = RESOLVED_RETENTION_S,
         restore_policy: saved.RestorePolicy = saved.RestorePolicy(),  # noqa: B008 (frozen)
+        alert_limit: int = 0,
     ) -> None:
         self.store = store
+        # alerts per alerting rule in groups without a `limit` of their own (0: none)
+        self.alert_limit = alert_limit
         self.external_labels = dict(external_labels or {})
         self.external_url = external_url
         self.options = options
@@ -257,11 +261,19 @@ class RuleManager:
                     ):
                         transitions.extend(self._alerting(group, rule, state, vec, query, t))
                 else:
-                    state.outputs.write(self.store, ev.recorded(rule, vec, group.limit), t)
+                    refused = state.outputs.write(
+                        self.store, ev.recorded(rule, vec, group.limit), t
+                    )
                     ctx.memo.clear()  # later rules may read what this one recorded
+                    if refused:
+                        raise EvalError(
+                            f"{refused} new series dropped: a series limit is reached "
+                            "(limits in `inferwatch status`)"
+                        )
             except LimitExceeded as exc:
                 transitions.extend(exc.transitions)
                 failure = str(exc)
+                self.store.count_dropped(ALERTS_PER_RULE, rule.name, (), exc.found)
             except Exception as exc:  # one failing rule never stops the others
                 failure = str(exc) or type(exc).__name__
             state.health, state.last_error, state.last_eval = (
@@ -303,7 +315,8 @@ class RuleManager:
             if back is not None:
                 state.alerts.insert(back)
         state.held = None
-        out = state.alerts.apply(found, t, rule.for_s, rule.keep_firing_for_s, group.limit,
+        limit = group.limit or self.alert_limit
+        out = state.alerts.apply(found, t, rule.for_s, rule.keep_firing_for_s, limit,
                                  self.resolved_retention_s)  # fmt: skip
         rows = ev.alert_rows(rule, state.alerts.active(), self.series)
         state.outputs.write(self.store, rows, t)

@@ -20,14 +20,20 @@ class RuleOutputs:
     def __init__(self) -> None:
         self.previous: set[tuple[str, Labels]] = set()
 
-    def write(self, store: SeriesStore, rows: Iterable[Row], t: float) -> None:
+    def write(self, store: SeriesStore, rows: Iterable[Row], t: float) -> int:
+        """Write this evaluation's rows; returns how many new series the store's limits
+        refused (not written, so not remembered either)."""
         current: set[tuple[str, Labels]] = set()
+        refused = 0
         for name, labels, value in rows:
-            store.set(name, labels, value, t)
-            current.add((name, labels))
+            if store.set(name, labels, value, t):
+                current.add((name, labels))
+            else:
+                refused += 1
         for name, labels in sorted(self.previous - current):
             store.mark_stale(name, labels, t)
         self.previous = current
+        return refused
 
     def retire(self, store: SeriesStore, t: float) -> None:
         """The rule is gone (a reload removed it): end everything it wrote."""

@@ -15,6 +15,7 @@ from dataclasses import dataclass
 from inferwatch.clock import Clock
 from inferwatch.labels import NAME_LABEL, Labels, Matcher, MatchOp, label_value
 from inferwatch.model import Kind
+from inferwatch.store.limits import DROPPED, DROPPED_HELP, Admission, SeriesLimits
 from inferwatch.store.series import STALE_NAN, Series, is_stale
 
 DEFAULT_RETENTION_S = 2 * 3600.0
@@ -40,6 +41,7 @@ class SeriesStore:
         clock: Clock,
         retention_s: float = DEFAULT_RETENTION_S,
         stale_after_s: float = STALE_AFTER_S,
+        limits: SeriesLimits | None = None,
     ) -> None:
         self.clock = clock
         self.retention_s = retention_s
@@ -52,6 +54,9 @@ class SeriesStore:
         self._trimmed_at = -math.inf
         self._retention_by_name: dict[str, float] = {}
         self.generation = 0  # bumped whenever a series joins (readers cache selections on it)
+        self._total = 0
+        self.admission = Admission(limits or SeriesLimits())
+        self.describe(DROPPED, Kind.COUNTER, DROPPED_HELP)
 
     # -- metadata ---------------------------------------------------------------------------
     def describe(self, name: str, kind: Kind, help_text: str) -> None:
@@ -68,36 +73,62 @@ class SeriesStore:
         else:
             self._retention_by_name[name] = max(self._retention_by_name.get(name, 0.0), seconds)
 
+    def set_limits(self, limits: SeriesLimits) -> None:
+        """New limits (a reload): series held stay, new ones are judged by these."""
+        self.admission.limits = limits
+
+    def count_dropped(self, reason: str, name: str, labels: Labels, n: int = 1) -> None:
+        """Count ``n`` refused series (or alerts) in ``inferwatch_series_dropped_total``."""
+        self.admission.count(reason, name, labels, n)
+        self.inc(DROPPED, (("reason", reason),), float(n), wake=False)
+
     # -- writing ----------------------------------------------------------------------------
-    def _series(self, name: str, labels: Labels, kind: Kind, carry: bool = False) -> Series:
-        family = self._by_name.setdefault(name, {})
-        s = family.get(labels)
+    def _series(self, name: str, labels: Labels, kind: Kind, carry: bool = False) -> Series | None:
+        """The series, created if the limits allow (None, counted, when they do not)."""
+        family = self._by_name.get(name)
+        s = family.get(labels) if family is not None else None
         if s is None:
+            if not self._admit(name, labels, 0 if family is None else len(family)):
+                return None
             s = Series(name, labels, kind, carry_forward=carry)
-            family[labels] = s
+            self._by_name.setdefault(name, {})[labels] = s
+            self._total += 1
             self.generation += 1
             if carry:
                 self._carried.append(s)
         return s
 
+    def _admit(self, name: str, labels: Labels, family_size: int) -> bool:
+        reason = self.admission.refusal(name, labels, family_size, self._total)
+        if reason is not None:
+            self.count_dropped(reason, name, labels)
+            return False
+        self.admission.joined(name, labels)
+        return True
+
     def _put(self, s: Series, t: float, v: float) -> None:
         if not s.append(t, v):
             self.rejected_samples += 1
 
-    def set(self, name: str, labels: Labels, value: float, t: float | None = None) -> None:
-        """Record a gauge reading."""
+    def set(self, name: str, labels: Labels, value: float, t: float | None = None) -> bool:
+        """Record a gauge reading; False when a limit refused a new series."""
         family = self._by_name.get(name)  # the common case, a known series, without a detour
         s = family.get(labels) if family is not None else None
         if s is None:
             s = self._series(name, labels, Kind.GAUGE)
+            if s is None:
+                return False
         if t is None or math.isnan(t):  # no time: the clock's; NaN: refused by _t
             t = self._t(t)
         if not s.append(t, float(value)):
             self.rejected_samples += 1
+        return True
 
     def set_counter(self, name: str, labels: Labels, value: float, t: float | None = None) -> None:
         """Mirror a cumulative counter read from elsewhere (resets are the reader's business)."""
-        self._put(self._series(name, labels, Kind.COUNTER), self._t(t), float(value))
+        s = self._series(name, labels, Kind.COUNTER)
+        if s is not None:
+            self._put(s, self._t(t), float(value))
 
     def inc(
         self,
@@ -110,8 +141,10 @@ class SeriesStore:
     ) -> float:
         """Increment an event counter and tell the listeners (``wake=False`` for a steady
         throughput counter: the rules reading it run at their interval, not on each step);
-        returns the new value."""
+        returns the new value (0 when a limit refused a new series)."""
         s = self._series(name, labels, Kind.COUNTER, carry=True)
+        if s is None:
+            return 0.0
         last = s.last_real()
         value = (last[1] if last else 0.0) + delta
         when = self._t(t)
@@ -141,6 +174,8 @@ class SeriesStore:
             last = s.last_real()
             return last[1] if last else delta
         s = self._series(name, labels, Kind.COUNTER, carry=True)
+        if s is None:
+            return 0.0
         now = self.clock.time()
         t = now - cover_s
         while t < now:
@@ -202,7 +237,12 @@ class SeriesStore:
             yield from family.values()
 
     def series_count(self) -> int:
-        return sum(len(f) for f in self._by_name.values())
+        return self._total
+
+    def limits_status(self) -> dict[str, object]:
+        """The limits, how near the store is to each, and what was dropped."""
+        sizes = {name: len(family) for name, family in self._by_name.items()}
+        return self.admission.status(sizes, self._total)
 
     def select(self, matchers: Sequence[Matcher]) -> list[Series]:
         """Series matching every matcher (``__name__`` included), as a PromQL selector does."""
@@ -236,8 +276,14 @@ class SeriesStore:
 
     # -- snapshot support -------------------------------------------------------------------
     def restore_series(self, s: Series) -> None:
-        family = self._by_name.setdefault(s.name, {})
-        family[s.labels] = s
+        """Take a series from a snapshot (judged by the limits as a new one would be)."""
+        family = self._by_name.get(s.name)
+        if family is not None and s.labels in family:
+            self._total -= 1
+        elif not self._admit(s.name, s.labels, 0 if family is None else len(family)):
+            return
+        self._by_name.setdefault(s.name, {})[s.labels] = s
+        self._total += 1
         self.generation += 1
         if s.carry_forward:
             self._carried.append(s)

@@ -14,7 +14,7 @@ import pytest
 
 from inferwatch.derive.effects import CounterInc, Effect, GaugeSet, SeriesEnd
 from inferwatch.derive.engine import names as n
-from inferwatch.derive.engine.log import EngineLogDeriver, engine_line_event
+from inferwatch.derive.engine.log import MAX_TRACKED, EngineLogDeriver, engine_line_event
 from inferwatch.derive.engine.periods import StatsWindow
 from inferwatch.labels import make_labels
 from inferwatch.model import Event
@@ -349,3 +349,20 @@ def test_generated_tokens_counter_sums_windows_and_stays_flat_in_a_gap() -> None
     incs = [e for e in effects if isinstance(e, CounterInc) and e.name == n.GENERATED]
     assert [i.delta for i in incs] == [0.0, 1200.0, 0.0, 0.0]
     assert all(i.labels == labels() for i in incs)
+
+
+def test_what_it_remembers_is_bounded_whatever_the_log_names() -> None:
+    """Ever new DP ranks: every line still gives its effects (the store's limits judge them),
+    but the deriver keeps at most MAX_TRACKED label sets, written series and last times."""
+    d = EngineLogDeriver("e")
+    line = (
+        "Engine {n:03d}: Avg prompt throughput: 0.0 tokens/s, Avg generation throughput: 1.0 "
+        "tokens/s, Running: 1 reqs, Waiting: 0 reqs, GPU KV cache usage: 1.0%, "
+        "Prefix cache hit rate: 0.0%"
+    )
+    out = feed(d, [(line.format(n=n), float(n)) for n in range(MAX_TRACKED + 500)])
+    ranks = {dict(e.labels).get("dp_rank") for e in out if isinstance(e, GaugeSet)}
+    assert len(ranks) == MAX_TRACKED + 500
+    assert len(d._labels) <= MAX_TRACKED
+    assert len(d._written) <= MAX_TRACKED
+    assert len(d._last_stats) <= MAX_TRACKED

@@ -60,6 +60,10 @@ class _Window:
 
 
 MAX_WINDOW_S = 60.0
+# Label sets and written series remembered per engine. A log can name any number of DP ranks
+# (``Engine 4711:``) and positions: past this, effects still go out, for the store's limits to
+# judge and count, but nothing more is kept here, so memory stays bounded whatever the log says.
+MAX_TRACKED = 4096
 
 
 class EngineLogDeriver:
@@ -139,7 +143,9 @@ class EngineLogDeriver:
         labels = self._labels.get((dp, position))
         if labels is None:
             pairs = {"engine": self.engine, "dp_rank": dp or "", "position": position or ""}
-            labels = self._labels[(dp, position)] = make_labels(pairs)
+            labels = make_labels(pairs)
+            if len(self._labels) < MAX_TRACKED:
+                self._labels[(dp, position)] = labels
         return labels
 
     def _set(
@@ -148,14 +154,17 @@ class EngineLogDeriver:
     ) -> None:  # fmt: skip
         labels = self._lab(dp, position)
         out.append(GaugeSet(name, labels, value, at))
-        self._written[(name, dp, position)] = labels
+        key = (name, dp, position)
+        if key in self._written or len(self._written) < MAX_TRACKED:
+            self._written[key] = labels
 
     def _count_generated(self, out: list[Effect], dp: str | None, decode: float, at: float) -> None:
         """Tokens of the window (rate x the time since this rank's last line; a gap longer than
         ``MAX_WINDOW_S`` is idle time, not a window): a counter that stays flat when a stuck
         engine stops printing while requests are still running (rule EngineStalled)."""
         prev = self._last_stats.get(dp)
-        self._last_stats[dp] = at
+        if prev is not None or len(self._last_stats) < MAX_TRACKED:
+            self._last_stats[dp] = at
         span = at - prev if prev is not None else 0.0
         tokens = decode * span if 0 < span <= MAX_WINDOW_S else 0.0
         out.append(CounterInc(n.GENERATED, self._lab(dp), tokens, at, wake=False))
@@ -232,7 +241,12 @@ class EngineLogDeriver:
         self._mode = "on"
         out: list[Effect] = []
         if r.cumulative:
-            delta = self._v0.setdefault(dp, V0Counters()).feed(r, self._k)
+            counters = self._v0.get(dp)
+            if counters is None:
+                counters = V0Counters()
+                if len(self._v0) < MAX_TRACKED:
+                    self._v0[dp] = counters
+            delta = counters.feed(r, self._k)
             if delta.restart:
                 self._settle()
                 return self._end_spec(dp, t)

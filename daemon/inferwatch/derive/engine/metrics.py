@@ -32,6 +32,7 @@ from dataclasses import dataclass
 from inferwatch.derive.effects import Effect, GaugeSet, SeriesEnd
 from inferwatch.derive.engine import names as n
 from inferwatch.derive.engine.exposition import EngineSamples, group_samples, spec_absent
+from inferwatch.derive.engine.log import MAX_TRACKED
 from inferwatch.derive.engine.spec import mean_acceptance_length
 from inferwatch.labels import Labels, make_labels
 from inferwatch.parsers.promtext import MetricSample
@@ -106,12 +107,15 @@ class EngineMetricsDeriver:
         labels = self._labels.get((dp, position))
         if labels is None:
             pairs = {"engine": self.engine, "dp_rank": dp or "", "position": position}
-            labels = self._labels[(dp, position)] = make_labels(pairs)
+            labels = make_labels(pairs)
+            if len(self._labels) < MAX_TRACKED:  # a body naming ever new ranks: not kept
+                self._labels[(dp, position)] = labels
         return labels
 
     def _set(self, out: list[Effect], name: str, labels: Labels, value: float, at: float) -> None:
         out.append(GaugeSet(name, labels, value, at))
-        self._written[(name, labels)] = None
+        if len(self._written) < MAX_TRACKED or (name, labels) in self._written:
+            self._written[(name, labels)] = None
 
     def _end(self, at: float, labels: Labels | None, rates_only: bool = False) -> list[Effect]:
         ended = [(name, lab) for name, lab in self._written
