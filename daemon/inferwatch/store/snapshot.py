@@ -143,6 +143,7 @@ def restore(path: Path, store: SeriesStore, now: float) -> Restored:
     for s in series:
         store.restore_series(s)
     store.trim(now)  # per-metric retention: ask for long ranges (rules) before restoring
+    store.bridge(now)  # the downtime reads as "no change", not as counters born now
     result.series = len(series)
     result.checkpoints = checkpoints
     result.alerts = alerts

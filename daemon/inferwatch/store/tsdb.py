@@ -21,6 +21,9 @@ from inferwatch.store.series import STALE_NAN, Series, is_stale
 DEFAULT_RETENTION_S = 2 * 3600.0
 STALE_AFTER_S = 300.0
 CARRY_EVERY_S = 10.0
+#: After a restart, carried counters are bridged over this much of the gap (see ``bridge``).
+BRIDGE_SPAN_S = 900.0
+BRIDGE_STEP_S = 60.0
 TRIM_EVERY_S = 60.0  # retention is coarse: trimming every tick would only cost time
 
 ChangeListener = Callable[[str, Labels, float], None]
@@ -205,6 +208,30 @@ class SeriesStore:
                 s.append(now, last[1])
         if now - self._trimmed_at >= TRIM_EVERY_S or now < self._trimmed_at:
             self.trim(now)
+
+    def bridge(self, now: float) -> int:
+        """After a restart: give each carried event counter its last value again across the
+        last :data:`BRIDGE_SPAN_S` before ``now`` (one sample a minute).
+
+        A counter restored from a snapshot taken long ago would otherwise carry forward at
+        ``now`` with nothing in the minutes before: ``x unless x offset 5m``, the idiom that
+        fires on a counter's first appearance, would read it as new and page again for an
+        event announced before the restart. Bridged, the gap reads as "no change"; an event
+        that happened while the daemon was down is still counted (at its late arrival), so
+        ``increase()`` sees it. Returns the number of series bridged."""
+        bridged = 0
+        for s in self._carried:
+            last = s.last()
+            if last is None or is_stale(last[1]):
+                continue
+            t = max(last[0] + BRIDGE_STEP_S, now - BRIDGE_SPAN_S)
+            if t >= now:
+                continue
+            while t < now:
+                s.append(t, last[1])
+                t += BRIDGE_STEP_S
+            bridged += 1
+        return bridged
 
     def trim(self, now: float) -> None:
         self._trimmed_at = now
