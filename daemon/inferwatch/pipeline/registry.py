@@ -15,6 +15,7 @@ from inferwatch.clock import Clock
 from inferwatch.config.models import Config, EngineConfig
 from inferwatch.derive.kernel.pipeline import PipelineSettings
 from inferwatch.pipeline.dispatch import LineHandler, StatusHandler
+from inferwatch.pipeline.downloads import DownloadPolling, describe_download_metrics
 from inferwatch.pipeline.engine import EngineIngest, local_tz
 from inferwatch.pipeline.gpus import GpuPolling, describe_gpu_metrics
 from inferwatch.pipeline.kernel import KernelIngest
@@ -190,10 +191,23 @@ def build_engines(ctx: BuildContext) -> Built:
     return built
 
 
+def build_downloads(ctx: BuildContext) -> Built:
+    if ctx.config.downloads:
+        describe_download_metrics(ctx.store)
+    polled: list[PolledSource] = [
+        DownloadPolling(
+            d, ctx.store, ctx.sink, ctx.clock, ctx.checkpoints.get(f"download:{d.name}")
+        )
+        for d in ctx.config.downloads
+    ]
+    return Built(polled=polled)
+
+
 FACTORIES: dict[str, Callable[[BuildContext], Built]] = {
     "kernel": build_kernel,
     "gpus": build_gpus,
     "engines": build_engines,
+    "downloads": build_downloads,
 }
 
 

@@ -1,0 +1,77 @@
+"""Wires one download: its probe's observations through the verdict machine into the store and
+the event log. The polled source the scheduler sees is :class:`DownloadPolling` (``download:NAME``);
+its checkpoint is the machine's state, saved with the snapshot."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from inferwatch.clock import Clock
+from inferwatch.config.downloads import DownloadConfig
+from inferwatch.derive.download_verdict import HELP, VERDICTS_TOTAL, DownloadMachine
+from inferwatch.model import Kind, Record
+from inferwatch.pipeline.sink import EventSink, apply_effects
+from inferwatch.sources.download_probe import DownloadProbe
+from inferwatch.store.tsdb import SeriesStore
+
+
+def describe_download_metrics(store: SeriesStore) -> None:
+    for name, text in HELP.items():
+        store.describe(name, Kind.COUNTER if name == VERDICTS_TOTAL else Kind.GAUGE, text)
+
+
+class DownloadPolling:
+    def __init__(
+        self,
+        cfg: DownloadConfig,
+        store: SeriesStore,
+        sink: EventSink,
+        clock: Clock,
+        checkpoint: Any = None,
+    ) -> None:
+        self.name = f"download:{cfg.name}"
+        self.interval = cfg.interval
+        self.cfg = cfg
+        self.probe = DownloadProbe(cfg, clock)
+        self.machine = DownloadMachine(cfg, self.name, checkpoint)
+        self.store = store
+        self.sink = sink
+
+    def checkpoint(self) -> dict[str, Any]:
+        return self.machine.checkpoint()
+
+    async def poll(self) -> Record | None:
+        obs = await self.probe.observe()
+        await apply_effects(self.machine.step(obs), self.store, self.sink)
+        return None
+
+    def status(self) -> dict[str, Any]:
+        """The download as ``/api/v1/status`` shows it (``downloads`` list)."""
+        s, obs = self.machine.state, self.machine.last
+        out: dict[str, Any] = {
+            "name": self.cfg.name,
+            "directory": str(self.cfg.directory),
+            "downloader": "{}={}".format(*self.cfg.downloader()),
+            "state": s.phase,
+            "bytes": None,
+            "expected_bytes": None,
+            "partial_files": None,
+            "rate_bytes_per_second": {"1m": None, "10m": None},
+            "alive": None,
+            "verdict_at": s.verdict_at,
+            "reason": s.reason,
+            "error": s.error,
+            "owner": s.owner,
+            "verdicts": dict(s.counts),
+        }
+        if obs is not None:
+            out["alive"] = obs.downloader.alive
+            if obs.scan.exists:
+                out["bytes"] = obs.scan.total_bytes
+                out["partial_files"] = len(obs.scan.partials)
+            out["expected_bytes"] = self.machine.expected(obs)
+            out["rate_bytes_per_second"] = {
+                "1m": self.machine.rate(60.0, obs.at),
+                "10m": self.machine.rate(600.0, obs.at),
+            }
+        return out
