@@ -9,10 +9,28 @@ from typing import Any
 from inferwatch.clock import Clock
 from inferwatch.config.downloads import DownloadConfig
 from inferwatch.derive.download_verdict import HELP, VERDICTS_TOTAL, DownloadMachine
+from inferwatch.labels import Labels, make_labels
 from inferwatch.model import Kind, Record
 from inferwatch.pipeline.sink import EventSink, apply_effects
 from inferwatch.sources.download_probe import DownloadProbe
 from inferwatch.store.tsdb import SeriesStore
+
+BRIDGE_COVER_S = 900.0  # longer than any first-occurrence clause's offset plus its lookback
+BRIDGE_STEP_S = 30.0
+
+
+def bridge_downtime(store: SeriesStore, name: str, labels: Labels, now: float) -> None:
+    """A verdict counter restored from the snapshot held its value while the daemon was down:
+    write that (as the carried counter would have been) over the last quarter of an hour, so a
+    first-occurrence clause (``x unless x offset 5m``) does not take an old verdict for news."""
+    s = store.get(name, labels)
+    last = s.last_real() if s is not None else None
+    if last is None or now - last[0] <= BRIDGE_STEP_S:
+        return
+    t = max(last[0] + BRIDGE_STEP_S, now - BRIDGE_COVER_S)
+    while t < now:
+        store.set_counter(name, labels, last[1], t)
+        t += BRIDGE_STEP_S
 
 
 def describe_download_metrics(store: SeriesStore) -> None:
@@ -36,6 +54,9 @@ class DownloadPolling:
         self.machine = DownloadMachine(cfg, self.name, checkpoint)
         self.store = store
         self.sink = sink
+        for verdict in self.machine.state.counts:
+            labels = make_labels({"download": cfg.name, "verdict": verdict})
+            bridge_downtime(store, VERDICTS_TOTAL, labels, clock.time())
 
     def checkpoint(self) -> dict[str, Any]:
         return self.machine.checkpoint()
