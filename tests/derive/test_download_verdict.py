@@ -223,3 +223,21 @@ def test_a_unit_that_runs_again_is_a_new_run() -> None:
         run.probe(100, alive=False)
     assert run.counts() == [("finished", True), ("finished", True)]
     assert len({e.key for e in run.events()}) == 2
+
+
+def test_a_verdict_in_the_event_log_but_not_in_the_checkpoint_is_adopted() -> None:
+    first = Run(DownloadMachine(cfg(), "download:m"))
+    first.probe(5)
+    saved = first.m.checkpoint()  # the last snapshot, then the verdict, then a kill -9
+    for _ in range(3):
+        first.probe(5, alive=False)
+    (event,) = first.events()
+    row = {"type": event.type, "at": event.at, "source": event.source, "key": event.key,
+           "details": dict(event.details)}  # fmt: skip
+    second = Run(DownloadMachine(cfg(), "download:m", saved))
+    assert second.m.adopt({**row, "source": "download:other"}) == 0
+    assert second.m.adopt(row) == 1
+    assert second.m.adopt(row) == 0  # already judged
+    for _ in range(5):
+        second.probe(5, alive=False)
+    assert second.events() == [] and second.gauge(STATE, state="finished") == 1.0

@@ -104,3 +104,34 @@ def test_the_status_shape(tmp_path: Path) -> None:
     status = polling.status()
     assert status["bytes"] == 0 and status["expected_bytes"] == 2000
     assert set(status["rate_bytes_per_second"]) == {"1m", "10m"}
+
+
+def test_a_verdict_only_in_the_event_log_is_held_without_news(tmp_path: Path) -> None:
+    """Killed between writing the verdict's event and the next snapshot: the restart takes the
+    verdict from the event log and counts it as a baseline, never as news."""
+    proc = subprocess.Popen([sys.executable, "-c", "pass"])
+    proc.wait()
+    cfg = parse_config(config(tmp_path, proc.pid), "c.yaml").downloads[0]
+    clock = FakeClock()
+    store = SeriesStore(clock)
+    events: list[Event] = []
+
+    async def sink(got: list[Event]) -> None:
+        events.extend(got)
+
+    row = {
+        "type": "download_failed",
+        "at": clock.time() - 10,
+        "source": "download:ok",
+        "key": "download:ok:failed:0:1",
+        "details": {"target": f"pid:{proc.pid}", "run": 0, "reason": "partial files left: x"},
+    }
+    polling = DownloadPolling(cfg, store, sink, clock, None, [row])
+    for _ in range(5):
+        clock.advance(2.0)
+        store.tick()
+        asyncio.run(polling.poll())
+    assert events == [] and polling.status()["state"] == "failed"
+    failed = 'inferwatch_download_verdicts_total{verdict="failed"}'
+    assert evaluate(f"{failed} unless {failed} offset 5m", store, clock.time()) == []
+    assert evaluate(failed, store, clock.time())[0].value == 1.0  # type: ignore[index,union-attr]

@@ -168,8 +168,6 @@ class ServiceConfig(_Strict):
     health_url: HttpUrl | None = None
 
 
-
-
 class SilenceFile(_Strict):
     """A maintenance flag file: while it exists, alerts matching ``matchers`` are silenced."""
 

@@ -16,6 +16,7 @@ time is the observations' own, so tests drive it on a fake clock.
 from __future__ import annotations
 
 from collections import deque
+from collections.abc import Mapping
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
@@ -87,6 +88,27 @@ class DownloadMachine:
 
     def checkpoint(self) -> dict[str, Any]:
         return asdict(self.state)
+
+    def adopt(self, event: Mapping[str, Any]) -> int:
+        """Take a verdict the event log holds and the checkpoint does not (the daemon was killed
+        between writing the event and its next snapshot); returns the verdicts' count to hold,
+        0 when the event adds nothing."""
+        s, details = self.state, event.get("details") or {}
+        verdict = str(event.get("type", "")).removeprefix("download_")
+        if (
+            verdict not in ("finished", "failed")
+            or event.get("source") != self.source
+            or details.get("target") != s.target
+            or details.get("run") != s.run
+            or s.phase in ("finished", "failed")
+        ):
+            return 0
+        s.phase, s.verdict_at = verdict, float(event.get("at") or 0.0)
+        s.reason = str(details.get("reason", ""))
+        s.error, s.owner = str(details.get("error", "")), str(details.get("owner", ""))
+        count = int(str(event.get("key", "")).rsplit(":", 1)[-1] or 1)
+        s.counts[verdict] = max(s.counts.get(verdict, 0), count)
+        return s.counts[verdict]
 
     def step(self, obs: DownloadObservation) -> list[Effect]:
         self.last = obs
@@ -170,6 +192,7 @@ class DownloadMachine:
             "bytes": obs.scan.total_bytes,
             "directory": str(self.cfg.directory),
             "run": s.run,
+            "target": s.target,
         }
         if j.error:
             details["error"] = j.error

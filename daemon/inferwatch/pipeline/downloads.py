@@ -4,6 +4,7 @@ its checkpoint is the machine's state, saved with the snapshot."""
 
 from __future__ import annotations
 
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 from inferwatch.clock import Clock
@@ -33,6 +34,9 @@ def bridge_downtime(store: SeriesStore, name: str, labels: Labels, now: float) -
         t += BRIDGE_STEP_S
 
 
+VERDICT_EVENTS = ["download_finished", "download_failed"]
+
+
 def describe_download_metrics(store: SeriesStore) -> None:
     for name, text in HELP.items():
         store.describe(name, Kind.COUNTER if name == VERDICTS_TOTAL else Kind.GAUGE, text)
@@ -46,6 +50,7 @@ class DownloadPolling:
         sink: EventSink,
         clock: Clock,
         checkpoint: Any = None,
+        past: Sequence[Mapping[str, Any]] = (),
     ) -> None:
         self.name = f"download:{cfg.name}"
         self.interval = cfg.interval
@@ -54,6 +59,16 @@ class DownloadPolling:
         self.machine = DownloadMachine(cfg, self.name, checkpoint)
         self.store = store
         self.sink = sink
+        for event in past:  # newest first
+            held = self.machine.adopt(event)
+            if held:
+                verdict = self.machine.state.phase
+                labels = make_labels({"download": cfg.name, "verdict": verdict})
+                series = store.get(VERDICTS_TOTAL, labels)
+                last = series.last_real() if series is not None else None
+                if held > (last[1] if last else 0.0):
+                    store.inc_baseline(VERDICTS_TOTAL, labels, held - (last[1] if last else 0.0))
+                break
         for verdict in self.machine.state.counts:
             labels = make_labels({"download": cfg.name, "verdict": verdict})
             bridge_downtime(store, VERDICTS_TOTAL, labels, clock.time())

@@ -15,7 +15,11 @@ from inferwatch.clock import Clock
 from inferwatch.config.models import Config, EngineConfig
 from inferwatch.derive.kernel.pipeline import PipelineSettings
 from inferwatch.pipeline.dispatch import LineHandler, StatusHandler
-from inferwatch.pipeline.downloads import DownloadPolling, describe_download_metrics
+from inferwatch.pipeline.downloads import (
+    VERDICT_EVENTS,
+    DownloadPolling,
+    describe_download_metrics,
+)
 from inferwatch.pipeline.engine import EngineIngest, local_tz
 from inferwatch.pipeline.gpus import GpuPolling, describe_gpu_metrics
 from inferwatch.pipeline.kernel import KernelIngest
@@ -194,9 +198,16 @@ def build_engines(ctx: BuildContext) -> Built:
 def build_downloads(ctx: BuildContext) -> Built:
     if ctx.config.downloads:
         describe_download_metrics(ctx.store)
+    # verdicts written to the event log after the last snapshot (a kill -9 in between)
+    past = ctx.events.query(types=VERDICT_EVENTS, limit=1000) if ctx.config.downloads else []
     polled: list[PolledSource] = [
         DownloadPolling(
-            d, ctx.store, ctx.sink, ctx.clock, ctx.checkpoints.get(f"download:{d.name}")
+            d,
+            ctx.store,
+            ctx.sink,
+            ctx.clock,
+            ctx.checkpoints.get(f"download:{d.name}"),
+            [e for e in past if e["source"] == f"download:{d.name}"],
         )
         for d in ctx.config.downloads
     ]
