@@ -135,3 +135,35 @@ def test_a_verdict_only_in_the_event_log_is_held_without_news(tmp_path: Path) ->
     failed = 'inferwatch_download_verdicts_total{verdict="failed"}'
     assert evaluate(f"{failed} unless {failed} offset 5m", store, clock.time()) == []
     assert evaluate(failed, store, clock.time())[0].value == 1.0  # type: ignore[index,union-attr]
+
+
+def test_a_live_downloader_that_writes_nothing_stalls_once(tmp_path: Path) -> None:
+    (tmp_path / "a.incomplete").write_bytes(b"x" * 10)
+    proc = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(60)"])
+    try:
+        text = f"downloads:\n  - {{name: s, directory: {tmp_path}, pid: {proc.pid}, stall_after: 1m}}\n"
+        cfg = parse_config(text, "c.yaml").downloads[0]
+        clock = FakeClock()
+        store = SeriesStore(clock)
+        events: list[Event] = []
+
+        async def sink(got: list[Event]) -> None:
+            events.extend(got)
+
+        polling = DownloadPolling(cfg, store, sink, clock)
+        for _ in range(29):  # 58 s without a byte: not yet
+            clock.advance(2.0)
+            asyncio.run(polling.poll())
+        assert events == [] and polling.status()["state"] == "downloading"
+        for _ in range(30):
+            clock.advance(2.0)
+            asyncio.run(polling.poll())
+        assert [e.type for e in events] == ["download_stalled"]
+        assert polling.status()["state"] == "stalled"
+        (tmp_path / "a.incomplete").write_bytes(b"x" * 20)
+        clock.advance(2.0)
+        asyncio.run(polling.poll())
+        assert polling.status()["state"] == "downloading" and len(events) == 1
+    finally:
+        proc.kill()
+        proc.wait()

@@ -89,3 +89,49 @@ def test_observe_reads_the_log_only_once_the_downloader_is_gone(tmp_path: Path) 
     cfg = DownloadConfig(name="m", directory=tmp_path, pid=proc.pid, log=log)
     obs = asyncio.run(DownloadProbe(cfg, FakeClock(5.0)).observe())
     assert not obs.downloader.alive and obs.log_tail == "boom\n"
+
+
+def fake_systemctl(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, body: str) -> Path:
+    """A real ``systemctl`` program first on PATH that answers ``show`` as ``body`` says."""
+    bin_dir = tmp_path / "bin"
+    bin_dir.mkdir(exist_ok=True)
+    program = bin_dir / "systemctl"
+    program.write_text(f'#!/bin/sh\necho "$@" >> {tmp_path / "calls"}\n{body}\n')
+    program.chmod(0o755)
+    monkeypatch.setenv("PATH", f"{bin_dir}:{os.environ['PATH']}")
+    return tmp_path / "calls"
+
+
+def test_unit_states_from_systemctl_show(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    calls = fake_systemctl(
+        tmp_path, monkeypatch, "printf 'LoadState=loaded\\nActiveState=active\\nMainPID=77\\n'"
+    )
+    running = unit_state("nvfp4-download", user=True)
+    assert running.alive and running.identity == "77"
+    assert calls.read_text().split()[:3] == ["--user", "show", "nvfp4-download"]
+    fake_systemctl(
+        tmp_path, monkeypatch,
+        "printf 'LoadState=loaded\\nActiveState=failed\\nSubState=failed\\n"
+        "ExecMainCode=1\\nExecMainStatus=1\\nResult=exit-code\\n'",
+    )  # fmt: skip
+    failed = unit_state("dl.service", user=False)
+    assert (failed.alive, failed.exit_status, failed.result) == (False, 1, "exit-code")
+    fake_systemctl(tmp_path, monkeypatch, "printf 'LoadState=not-found\\nActiveState=inactive\\n'")
+    gone = unit_state("dl.service", user=False)
+    assert not gone.alive and gone.exit_status is None and gone.result == ""
+    fake_systemctl(tmp_path, monkeypatch, "echo 'Failed to connect to bus' >&2; exit 1")
+    with pytest.raises(NoData):
+        unit_state("dl.service", user=True)
+
+
+def test_a_hung_systemctl_times_out(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    fake_systemctl(tmp_path, monkeypatch, "exec sleep 30")
+    monkeypatch.setattr("inferwatch.sources.download_probe.SYSTEMCTL_TIMEOUT_S", 0.3)
+    with pytest.raises(TimeoutError):
+        unit_state("dl.service", user=False)
+
+
+def test_no_systemctl_is_no_data(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("PATH", str(tmp_path))
+    with pytest.raises(NoData, match="systemctl is not installed"):
+        unit_state("dl.service", user=False)
