@@ -241,3 +241,15 @@ def test_a_verdict_in_the_event_log_but_not_in_the_checkpoint_is_adopted() -> No
     for _ in range(5):
         second.probe(5, alive=False)
     assert second.events() == [] and second.gauge(STATE, state="finished") == 1.0
+
+
+def test_a_download_not_started_yet_waits() -> None:
+    run = Run(DownloadMachine(cfg(pid=None, user_unit="dl"), "download:m"))
+    for _ in range(10):
+        run.probe(0, alive=False)
+    assert run.events() == [] and run.gauge(STATE, state="waiting") == 1.0
+    run.probe(0)
+    run.probe(100)
+    for _ in range(3):
+        run.probe(100, alive=False)
+    assert run.counts() == [("finished", True)]

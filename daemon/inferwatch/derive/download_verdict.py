@@ -131,7 +131,9 @@ class DownloadMachine:
                 effects += self._verdict("stalled", obs, True, _stall(s, obs))
         else:
             s.gone += 1
-            if s.gone >= GONE_PROBES:
+            if not s.seen_alive and not (obs.scan.exists and obs.scan.total_bytes):
+                pass  # not started yet: nothing written, never seen running
+            elif s.gone >= GONE_PROBES:
                 judgement = judge(obs, expectation(self.cfg, obs.index_text))
                 news = s.seen_alive
                 s.phase = judgement.verdict

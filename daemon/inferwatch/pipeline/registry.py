@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import os
 import shutil
+import sqlite3
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from typing import Any
@@ -199,7 +200,12 @@ def build_downloads(ctx: BuildContext) -> Built:
     if ctx.config.downloads:
         describe_download_metrics(ctx.store)
     # verdicts written to the event log after the last snapshot (a kill -9 in between)
-    past = ctx.events.query(types=VERDICT_EVENTS, limit=1000) if ctx.config.downloads else []
+    past: list[dict[str, Any]] = []
+    if ctx.config.downloads:
+        try:
+            past = ctx.events.query(types=VERDICT_EVENTS, limit=1000)
+        except (sqlite3.Error, OSError):  # a disk fault: the checkpoint alone decides
+            past = []
     polled: list[PolledSource] = [
         DownloadPolling(
             d,
