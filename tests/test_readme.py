@@ -19,3 +19,4 @@ def test_the_configuration_example_loads(monkeypatch: pytest.MonkeyPatch) -> Non
     config = parse_config(block, "README.md")
     assert config.route.hold_time_intervals == ["night"]
     assert config.digests and config.digests[0].cron == "0 8 * * *"
+    assert config.downloads[0].downloader() == ("user_unit", "nvfp4-download")

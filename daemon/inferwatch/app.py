@@ -49,6 +49,7 @@ from inferwatch.notify.silence import Silences
 from inferwatch.notify.silence_api import SilenceAPI
 from inferwatch.pipeline.bus import Bus
 from inferwatch.pipeline.dispatch import Dispatcher
+from inferwatch.pipeline.downloads import DownloadPolling
 from inferwatch.pipeline.registry import BuildContext, Built, build_all
 from inferwatch.pipeline.supervisor import Supervisor
 from inferwatch.pipeline.telemetry import Telemetry
@@ -614,6 +615,7 @@ class Daemon:
             "http": self.server.http_status() if self.server is not None else None,
             "rules": self.rules.status(),
             "notify": self.notify.status() if self.notify is not None else None,
+            "downloads": [p.status() for p in self.built.polled if isinstance(p, DownloadPolling)],
         }
 
 

@@ -23,8 +23,10 @@ from inferwatch.demo_host import (
     SM_LOCK_MHZ,
     GpuScene,
     crash_lines,
+    download_config,
     engine_logger,
     gpu_profile,
+    spawn_download,
     spawn_zombie,
     stats_lines,
     write_json_atomic,
@@ -107,7 +109,10 @@ async def run_demo(listen: str = "127.0.0.1:9945", duration: float | None = None
         scene = GpuScene(time.time(), False, engine_pid=os.getpid(), zombie_pid=zombie.pid)
         write_json_atomic(workdir / "gpus.json", gpu_profile(scene))
         (workdir / "engine.log").touch()  # the engine "exists" before the daemon looks
-        config = parse_config(demo_config(workdir, listen), "<demo>")
+        # A model download by a real child process: it finishes (DownloadFinished) in ~12 s.
+        downloader = spawn_download(workdir / "download")
+        text = demo_config(workdir, listen) + download_config(workdir / "download", downloader.pid)
+        config = parse_config(text, "<demo>")
         daemon = Daemon(config, workdir / "state")
         stop = asyncio.Event()
         writer = asyncio.create_task(simulate(workdir, stop, zombie_pid=zombie.pid))
@@ -124,6 +129,8 @@ async def run_demo(listen: str = "127.0.0.1:9945", duration: float | None = None
         stop.set()
         written = await writer
         zombie.wait()  # reaped at last
+        downloader.kill()  # done long ago unless the demo was stopped early
+        downloader.wait()
         lines_read = _lines_read(daemon)
         log.info("demo finished", engine_lines_written=written, engine_lines_read=lines_read)
         if code == 0 and duration is not None and duration >= 5 and lines_read == 0:

@@ -209,3 +209,36 @@ def write_json_atomic(path: Path, doc: object) -> None:
     tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
     tmp.write_text(json.dumps(doc), encoding="utf-8")
     tmp.replace(path)
+
+
+# A model download: a real child process writes shards into ``*.incomplete`` files, renames
+# them when complete and exits, as `hf download` does; the daemon watches it by its PID.
+DOWNLOAD_CHUNK_BYTES = 512 * 1024
+DOWNLOAD_CHUNKS = 8  # one a second
+DOWNLOAD_BYTES = DOWNLOAD_CHUNK_BYTES * DOWNLOAD_CHUNKS
+_DOWNLOADER = """
+import os, sys, time
+directory, chunk, chunks = sys.argv[1], int(sys.argv[2]), int(sys.argv[3])
+final = os.path.join(directory, "model-00001-of-00001.safetensors")
+with open(final + ".incomplete", "wb") as f:
+    for _ in range(chunks):
+        f.write(os.urandom(chunk))
+        f.flush()
+        time.sleep(1.0)
+os.rename(final + ".incomplete", final)
+"""
+
+
+def spawn_download(directory: Path) -> subprocess.Popen[bytes]:
+    """Start the demo's downloader writing into ``directory`` (created); the caller reaps it."""
+    directory.mkdir(parents=True, exist_ok=True)
+    cmd = [sys.executable, "-c", _DOWNLOADER, str(directory)]
+    return subprocess.Popen([*cmd, str(DOWNLOAD_CHUNK_BYTES), str(DOWNLOAD_CHUNKS)])
+
+
+def download_config(directory: Path, pid: int) -> str:
+    """The ``downloads:`` section watching :func:`spawn_download`'s child."""
+    return (
+        f"downloads:\n  - name: demo-model\n    directory: {directory}\n    pid: {pid}\n"
+        f"    expected_bytes: {DOWNLOAD_BYTES}\n    interval: 1s\n"
+    )

@@ -28,6 +28,7 @@ FIRST_OCCURRENCE = {
     "GpuMmuFaultOnAllRanks", "GpuHardwareXid", "GpuFallenOffBus", "GpuRepeatedMmuFaults",
     "GpuNvlinkFault", "EngineCrashed", "InferwatchNotificationsFailing", "GpuProcessOomKilled",
     "HostOomKill", "GpuPcieUncorrectableError", "GpuDriverFault", "InferwatchSeriesDropped",
+    "DownloadFinished", "DownloadFailed",
 }  # fmt: skip
 
 
@@ -107,5 +108,6 @@ def test_rare_events_are_tested_from_a_series_born_at_one() -> None:
                    "inferwatch_engine_crashes_total", "inferwatch_notifications_total",
                    "inferwatch_kernel_oom_kills_total",
                    "inferwatch_gpu_pcie_uncorrectable_errors_total",
-                   "inferwatch_series_dropped_total"):  # fmt: skip
+                   "inferwatch_series_dropped_total",
+                   "inferwatch_download_verdicts_total"):  # fmt: skip
         assert metric in born, metric

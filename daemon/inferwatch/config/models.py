@@ -41,6 +41,7 @@ from inferwatch.config.defaults import (
     STATS_STALE_AFTER_S,
     STEP_RATE_REGRESSION_RATIO,
 )
+from inferwatch.config.downloads import Downloads
 from inferwatch.config.types import ByteSize, Duration, ListenAddress
 from inferwatch.config.web import WebConfig
 
@@ -184,13 +185,6 @@ class ServiceConfig(_Strict):
     health_url: HttpUrl | None = None
 
 
-class DownloadConfig(_Strict):
-    name: str
-    unit: str | None = None
-    pid: int | None = None
-    path: Path | None = None
-
-
 class SilenceFile(_Strict):
     """A maintenance flag file: while it exists, alerts matching ``matchers`` are silenced."""
 
@@ -265,7 +259,7 @@ class Config(_Strict):
     engines: list[EngineConfig] = Field(default_factory=list)
     gpus: GpuConfig = GpuConfig()
     services: list[ServiceConfig] = Field(default_factory=list)
-    downloads: list[DownloadConfig] = Field(default_factory=list)
+    downloads: Downloads = Field(default_factory=list)
     rule_files: list[str] = Field(default_factory=lambda: [SHIPPED_RULES])
     silence_files: list[SilenceFile] = Field(default_factory=list)
     digests: list[Digest] = Field(default_factory=list)

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import os
 import shutil
+import sqlite3
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from typing import Any
@@ -15,6 +16,11 @@ from inferwatch.clock import Clock
 from inferwatch.config.models import Config, EngineConfig
 from inferwatch.derive.kernel.pipeline import PipelineSettings
 from inferwatch.pipeline.dispatch import LineHandler, StatusHandler
+from inferwatch.pipeline.downloads import (
+    VERDICT_EVENTS,
+    DownloadPolling,
+    describe_download_metrics,
+)
 from inferwatch.pipeline.engine import EngineIngest, local_tz
 from inferwatch.pipeline.gpus import GpuPolling, describe_gpu_metrics
 from inferwatch.pipeline.kernel import KernelIngest
@@ -201,10 +207,35 @@ def build_engines(ctx: BuildContext) -> Built:
     return built
 
 
+def build_downloads(ctx: BuildContext) -> Built:
+    if ctx.config.downloads:
+        describe_download_metrics(ctx.store)
+    # verdicts written to the event log after the last snapshot (a kill -9 in between)
+    past: list[dict[str, Any]] = []
+    if ctx.config.downloads:
+        try:
+            past = ctx.events.query(types=VERDICT_EVENTS, limit=1000)
+        except (sqlite3.Error, OSError):  # a disk fault: the checkpoint alone decides
+            past = []
+    polled: list[PolledSource] = [
+        DownloadPolling(
+            d,
+            ctx.store,
+            ctx.sink,
+            ctx.clock,
+            ctx.checkpoints.get(f"download:{d.name}"),
+            [e for e in past if e["source"] == f"download:{d.name}"],
+        )
+        for d in ctx.config.downloads
+    ]
+    return Built(polled=polled)
+
+
 FACTORIES: dict[str, Callable[[BuildContext], Built]] = {
     "kernel": build_kernel,
     "gpus": build_gpus,
     "engines": build_engines,
+    "downloads": build_downloads,
 }
 
 
