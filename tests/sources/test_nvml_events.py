@@ -5,7 +5,6 @@ report counts once in the kernel pipeline."""
 from __future__ import annotations
 
 import asyncio
-import shutil
 import threading
 from pathlib import Path
 
@@ -13,37 +12,18 @@ import pytest
 
 from conftest import wait_until
 from inferwatch.clock import FakeClock
-from inferwatch.derive.kernel import metrics as m
 from inferwatch.errors import NoData
-from inferwatch.model import Event, LineRecord, NvmlXidRecord, Record
-from inferwatch.pipeline.kernel import KernelIngest
+from inferwatch.model import Record
 from inferwatch.sources.nvml_events import NvmlXidEvents
 from inferwatch.sources.nvml_fake import FakeNvml
-from inferwatch.store.tsdb import SeriesStore
 from sources.run_source import collect
-from sources.test_gpus import FIXTURES, GPU1, rewrite
+from sources.test_gpus import GPU1, add_event, host_a, xids
 
-# CONSTRUCTED: the kernel line of the same fault, in the corpus's Xid 31 format (host A's GPU1)
 XID31_LINE = (
     "NVRM: Xid (PCI:0000:04:00): 31, pid=4242, name=VLLM::Worker, channel 0x00000018, intr "
     "00000000. MMU Fault: ENGINE GRAPHICS GPC4 GPCCLIENT_T1_0 faulted @ 0x7f3c_1b200000. Fault "
     "is of type FAULT_PDE ACCESS_TYPE_VIRT_READ"
 )
-
-
-def host_a(tmp_path: Path) -> Path:
-    path = tmp_path / "gpus.json"
-    shutil.copy(FIXTURES / "host-a-cmp170hx.json", path)
-    return path
-
-
-def add_event(path: Path, gpu: int, xid: int, key: str) -> None:
-    rewrite(path, lambda doc: doc.setdefault("events", []).append({"gpu": gpu, "xid": xid,
-                                                                    "id": key}))  # fmt: skip
-
-
-def xids(records: list[Record]) -> list[NvmlXidRecord]:
-    return [r for r in records if isinstance(r, NvmlXidRecord)]
 
 
 def test_an_event_after_registration_is_delivered_once_with_its_gpu(tmp_path: Path) -> None:
@@ -77,42 +57,3 @@ def test_no_nvml_is_no_data(tmp_path: Path) -> None:
 
     with pytest.raises(NoData):
         asyncio.run(asyncio.wait_for(source.run(emit), 10))
-
-
-def test_an_xid_both_sources_report_counts_once(tmp_path: Path) -> None:
-    """The NVML event first (held 1 s), the kernel line 0.2 s later: one count, one event, the
-    line's (it carries the MMU fault), with the UUID NVML gave."""
-    path = host_a(tmp_path)
-    fake = FakeNvml(path)
-    clock = FakeClock(1_764_583_201.0)
-    store = SeriesStore(clock)
-    events: list[Event] = []
-
-    async def sink(batch: list[Event]) -> None:
-        events.extend(batch)
-
-    ingest = KernelIngest(store, sink, clock, boot_id="b", alert_max_age=600, first_start=False)
-    source = NvmlXidEvents(lambda: fake, clock)
-
-    def later() -> None:
-        wait_until(lambda: source.registered, 10, "registration")
-        add_event(path, 1, 31, "fault")
-
-    async def scene() -> None:
-        writer = threading.Thread(target=later)
-        writer.start()
-        got = await collect(source, lambda rs: len(xids(rs)) >= 1, timeout=20)
-        writer.join()
-        for record in xids(got):
-            await ingest.on_nvml(record)
-        clock.advance(0.2)
-        await ingest(LineRecord("kernel", "/var/log/kern.log", 1, XID31_LINE, clock.time()))
-        clock.advance(5.0)
-        await ingest.tick()
-
-    asyncio.run(scene())
-    (xid,) = [e for e in events if e.type == "xid"]
-    assert xid.source == "kernel" and xid.details["uuid"] == GPU1["uuid"]
-    (series,) = store.family(m.XID_ERRORS)
-    assert series.vs[-1] == 1.0
-    assert dict(series.labels)["pci_bus_id"] == GPU1["pci_bus_id"]
