@@ -1,5 +1,6 @@
 """The GPU source on the fake NVML profiles of tests/fixtures/nvml (see SOURCES.md there):
-units, labels, NOT_SUPPORTED left absent and never asked again, a lost GPU, a hung call."""
+units, labels, NOT_SUPPORTED left absent and never asked again, a lost GPU, a hung call, and an
+Xid that NVML and the kernel log both report counted once."""
 
 from __future__ import annotations
 
