@@ -297,7 +297,7 @@ def _api_target(args: argparse.Namespace) -> ApiTarget | None:
 
     try:
         listen = args.listen or load_config(args.config).listen
-        return api_target(base_url(listen), args.url, args.http_config_file)
+        return api_target(base_url(listen).removeprefix("http://"), args.url, args.http_config_file)
     except ConfigError as exc:
         print(f"cannot reach the daemon: the config has problems (or give --listen/--url):\n{exc}",
               file=sys.stderr)  # fmt: skip
