@@ -18,6 +18,7 @@ from inferwatch.model import Kind
 from inferwatch.pipeline.dispatch import LineHandler, StatusHandler
 from inferwatch.pipeline.engine import EngineIngest, local_tz
 from inferwatch.pipeline.kernel import KernelIngest
+from inferwatch.pipeline.services import ServiceWatch
 from inferwatch.pipeline.sink import EventSink
 from inferwatch.pipeline.tail_metrics import tail_tick
 from inferwatch.runtime.blocking import BlockingPool
@@ -35,6 +36,7 @@ from inferwatch.store.events import EventLog
 from inferwatch.store.tsdb import SeriesStore
 
 NVML_TIMEOUT_S = 10.0
+PROBE_TIMEOUT_S = 5.0
 DEFAULT_ENGINE_METRICS = "http://127.0.0.1:8000/metrics"
 
 
@@ -58,6 +60,8 @@ class Built:
     status_handlers: dict[str, StatusHandler] = field(default_factory=dict)
     disabled: list[str] = field(default_factory=list)
     ticks: list[Callable[[], Awaitable[None]]] = field(default_factory=list)
+    # sections of /api/v1/status (``services``): one callable per watched thing
+    reports: dict[str, list[Callable[[], dict[str, Any]]]] = field(default_factory=dict)
 
     def extend(self, other: Built) -> None:
         self.sources.extend(other.sources)
@@ -66,6 +70,8 @@ class Built:
         self.status_handlers.update(other.status_handlers)
         self.disabled.extend(other.disabled)
         self.ticks.extend(other.ticks)
+        for section, reports in other.reports.items():
+            self.reports.setdefault(section, []).extend(reports)
 
 
 def build_gpus(ctx: BuildContext) -> Built:
@@ -196,10 +202,25 @@ def build_engines(ctx: BuildContext) -> Built:
     return built
 
 
+def build_services(ctx: BuildContext) -> Built:
+    built = Built()
+    for cfg in ctx.config.services:
+        timeout = min(PROBE_TIMEOUT_S, cfg.interval)
+
+        async def run_blocking(fn: Callable[[], Any], timeout: float = timeout) -> Any:
+            return await ctx.pool.run(timeout, fn)
+
+        watch = ServiceWatch(cfg, ctx.store, ctx.sink, ctx.clock, run_blocking)
+        built.polled.append(watch)
+        built.reports.setdefault("services", []).append(watch.status)
+    return built
+
+
 FACTORIES: dict[str, Callable[[BuildContext], Built]] = {
     "kernel": build_kernel,
     "gpus": build_gpus,
     "engines": build_engines,
+    "services": build_services,
 }
 
 
