@@ -1,12 +1,14 @@
 #!/usr/bin/env bash
 # Install the Debian packages the test suite uses for real components, when they are missing:
-# promtool (package prometheus), Alertmanager, logrotate. Needs root (CI runs as root); without it,
+# promtool (package prometheus), Alertmanager, logrotate, systemd-analyze (package systemd: the
+# unit file is checked with it). Needs root (CI runs as root); without it,
 # say what is missing: under CI=true the dependent tests then fail instead of skipping.
 set -euo pipefail
 need=()
 command -v promtool >/dev/null 2>&1 || need+=(prometheus)
 command -v prometheus-alertmanager >/dev/null 2>&1 || command -v alertmanager >/dev/null 2>&1 || need+=(prometheus-alertmanager)
 command -v logrotate >/dev/null 2>&1 || [ -x /usr/sbin/logrotate ] || need+=(logrotate)
+command -v systemd-analyze >/dev/null 2>&1 || need+=(systemd)
 if [ ${#need[@]} -eq 0 ]; then
   exit 0
 fi

@@ -4,12 +4,15 @@ real file tailer (the demo itself fails when none arrived)."""
 from __future__ import annotations
 
 import json
+import re
 import subprocess
 import sys
 
+import httpx
 import pytest
 
-from conftest import free_port
+from conftest import free_port, require_tool, wait_until
+from inferwatch.sources.gpu_readings import GPU_METRICS
 
 pytestmark = pytest.mark.integration
 
@@ -38,3 +41,64 @@ def test_demo_runs_for_ten_seconds_and_reads_the_engine_log() -> None:
     summary = json.loads(finished[-1])
     assert summary["engine_lines_read"] > 0
     assert summary["engine_lines_read"] == summary["engine_lines_written"]
+
+
+# Item 1's names the demo's two CMP 170HX answer (fans, retired pages: NOT_SUPPORTED on these
+# passive GA100 cards), the orphan gauge, and the expectations of the demo's gpus.devices.
+DEMO_GPU_NAMES = [
+    *(n for n in GPU_METRICS if n not in ("inferwatch_gpu_fan_speed_ratio",
+                                           "inferwatch_gpu_retired_pages",
+                                           "inferwatch_gpu_retired_pages_pending")),
+    "inferwatch_gpu_orphaned_memory_bytes",
+    "inferwatch_gpu_process_memory_bytes",
+    "inferwatch_gpus_expected",
+    "inferwatch_gpu_expected_clock_offset_hertz",
+    "inferwatch_gpu_expected_sm_clock_hertz",
+    "inferwatch_gpu_expected_sm_clock_tolerance_hertz",
+    "inferwatch_gpu_expected_pcie_link_generation",
+    "inferwatch_gpu_expected_pcie_link_width",
+    "inferwatch_gpu_expected_power_limit_watts",
+]  # fmt: skip
+
+
+def _get(url: str) -> str | None:
+    try:
+        return httpx.get(url, timeout=2.0, trust_env=False).text
+    except httpx.HTTPError:
+        return None
+
+
+def test_demo_serves_every_gpu_series_within_twelve_seconds() -> None:
+    promtool = require_tool("promtool")
+    port = free_port()
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "inferwatch", "demo", "--duration", "40",
+         "--listen", f"127.0.0.1:{port}", "--log-level", "warning"],
+        stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
+    )  # fmt: skip
+    url = f"http://127.0.0.1:{port}/metrics"
+    try:
+        wait_until(lambda: _get(url), 60, "the demo's /metrics")  # interpreter start-up
+        missing: list[str] = []
+
+        def complete() -> str | None:
+            text = _get(url) or ""
+            missing[:] = [
+                n for n in DEMO_GPU_NAMES if f"\n{n}{{" not in text and f"\n{n} " not in text
+            ]
+            return text if not missing else None
+
+        text = wait_until(complete, 12, f"every GPU series (missing: {missing})")
+    finally:
+        proc.terminate()
+        proc.wait(timeout=30)
+    clock = re.search(r"^inferwatch_gpu_clock_hertz\{([^}]*)\}", text, re.M)
+    assert clock is not None
+    assert 'uuid="GPU-' in clock.group(1) and 'pci_bus_id="0000:0' in clock.group(1)
+    assert re.search(r'^inferwatch_gpu_clock_offset_hertz\{domain="graphics",gpu="1".*\} 2\.5e\+08',
+                     text, re.M)  # fmt: skip
+    result = subprocess.run(
+        [promtool, "check", "metrics"], input=text.encode(), capture_output=True, timeout=60
+    )
+    assert result.returncode == 0, result.stderr.decode() + result.stdout.decode()
+    assert result.stdout.decode().strip() == "" and result.stderr.decode().strip() == ""

@@ -15,6 +15,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import copy
+import json
 import math
 import os
 import signal
@@ -31,8 +32,11 @@ from inferwatch.config.models import Config
 from inferwatch.config.types import split_listen
 from inferwatch.configfile import load_with_web
 from inferwatch.errors import ConfigError
+from inferwatch.export.amv2 import AlertmanagerV2
 from inferwatch.export.collector import StoreCollector
+from inferwatch.export.digest_preview import DigestPreview
 from inferwatch.export.exposure import EXPOSED_HELP, EXPOSED_METRIC, exposure_problem
+from inferwatch.export.management import Management
 from inferwatch.export.server import ExportServer, build_registry
 from inferwatch.labels import make_labels
 from inferwatch.logsetup import get_logger
@@ -127,6 +131,9 @@ class Daemon:
         self._snapshot_mono = -math.inf
         self._background: set[asyncio.Future[None]] = set()
         self._reload = asyncio.Event()
+        self._reload_lock = asyncio.Lock()
+        self.reload_problem: str | None = None  # the last failed reload's problems, until one works
+        self.ready = False  # sources started and the first rule evaluation ran (/-/ready)
 
     # -- life cycle -------------------------------------------------------------------------
     async def run(self) -> int:
@@ -138,16 +145,32 @@ class Daemon:
         self.rules.restore()
         self.store.on_change(self.rules.on_change)
         self.telemetry.build_info()
+        self.telemetry.config_reload(True, self.clock.time())
         host, port = split_listen(self.listen)
         registry = build_registry(StoreCollector(self.store, self.clock))
+        silence_api = SilenceAPI(self._silences, self.state_dir / SILENCES_FILE, self.clock)
+        am = AlertmanagerV2(
+            silence_api,
+            lambda: self.rules.manager.alerts(),  # noqa: PLW0108 (a reload replaces the manager)
+            lambda: self.notify,
+            self._am_config,
+            self.clock,
+            started_at=self.started_at,
+        )
+        management = Management(lambda: self.ready, self.reload)
         self.server = ExportServer(
             registry,
             self.status,
             self._query_events,
             self._scraped,
             alerts=self.rules.alerts_doc,
-            silences=SilenceAPI(self._silences, self.state_dir / SILENCES_FILE, self.clock),
+            silences=silence_api,
             web_config=self.config.web,
+            routes=[
+                *management.routes(),
+                *am.routes(),
+                *DigestPreview(self.digests.preview).routes(),
+            ],
         )
         try:
             bound = await self.server.start(host, port)
@@ -349,19 +372,23 @@ class Daemon:
         await self.bus.stop()
         self.bus = Bus(self.telemetry)
 
-    async def reload(self) -> None:
+    async def reload(self) -> str | None:
+        """SIGHUP and ``POST /-/reload``, one at a time; None when it worked, else the problems
+        (the running config stays)."""
+        async with self._reload_lock:
+            return await self._reload_config()
+
+    async def _reload_config(self) -> str | None:
         self.notifier.reloading()
         try:
             # parsed in a worker thread: a large or slow file never stalls the event loop
             new = await asyncio.to_thread(load_with_web, self.config_path, self.web_config_path)
         except ConfigError as exc:
             log.error("config reload failed; keeping the running config", problems=str(exc))
-            self.notifier.ready("reload failed; running the previous config")
-            return
+            return self._reload_failed("; ".join(map(str, exc.problems)) or str(exc))
         except Exception as exc:  # a loader bug must not stop a running daemon
             log.error("config reload failed; keeping the running config", error=repr(exc))
-            self.notifier.ready("reload failed; running the previous config")
-            return
+            return self._reload_failed(repr(exc))
         if new.listen != self.config.listen:
             log.warning("listen address changes need a restart", running=self.listen)
         if self.server is not None:
@@ -379,7 +406,23 @@ class Daemon:
         self._watch_rules()
         self._start_sources()
         log.info("config reloaded", config=str(self.config_path))
+        self.reload_problem = None
+        self.telemetry.config_reload(True, self.clock.time())
         self.notifier.ready("reloaded")
+        return None
+
+    def _reload_failed(self, problem: str) -> str:
+        self.reload_problem = problem
+        self.telemetry.config_reload(False, self.clock.time())
+        self.notifier.ready("reload failed; running the previous config")
+        return problem
+
+    def _am_config(self) -> str:
+        """``/api/v2/status``'s config.original: where the config comes from, never its text
+        (receivers hold secrets)."""
+        where = str(self.config_path) if self.config_path else "embedded defaults"
+        receivers = "".join(f"  - name: {json.dumps(r.name)}\n" for r in self.config.receivers)
+        return f"# inferwatch config: {where} (secrets not shown)\nreceivers:\n{receivers}"
 
     def _report_exposure(self, *, warn: bool) -> None:
         """The exposure problem (replacing any earlier one) and its alert's series."""
@@ -415,6 +458,7 @@ class Daemon:
         for tick in self.built.ticks:
             await tick()
         self.rules.tick()
+        self.ready = True
         self.supervisor.refresh()
         self.telemetry.flush()
         self.telemetry.store_size()
@@ -524,6 +568,11 @@ class Daemon:
             "last_snapshot": self.last_snapshot,
             "problems": [
                 *self.problems,
+                *(
+                    [f"config reload failed; running the previous config: {self.reload_problem}"]
+                    if self.reload_problem
+                    else []
+                ),
                 *self.faults.problems(),
                 *(self.notify.problems() if self.notify is not None else []),
             ],

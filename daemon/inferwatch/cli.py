@@ -38,6 +38,17 @@ def configure_logging(level: str) -> None:
 
 
 Command = Callable[[argparse.Namespace], int]
+DEFAULT_CONFIG = "/etc/inferwatch/config.yaml"
+DEFAULT_CONFIG_ENV = "INFERWATCH_DEFAULT_CONFIG"
+"""Where the default config file is looked for (tests point it elsewhere; not a second config)."""
+LOG_LEVELS = ["debug", "info", "warning", "error"]
+
+
+def default_config() -> str | None:
+    """The config used when no ``--config`` is given: /etc/inferwatch/config.yaml (or the file
+    ``$INFERWATCH_DEFAULT_CONFIG`` names) when it exists, else None (the embedded defaults)."""
+    path = os.environ.get(DEFAULT_CONFIG_ENV) or DEFAULT_CONFIG
+    return path if Path(path).is_file() else None
 
 
 def _listen(value: str) -> str:
@@ -239,15 +250,18 @@ def cmd_version(_args: argparse.Namespace) -> int:
 
 
 def _api_target(args: argparse.Namespace) -> ApiTarget | None:
-    """Where the daemon's API is and the credentials for it; None (after saying why) when the
-    ``--http.config.file`` is bad."""
+    """Where the daemon's API is and the credentials for it: ``--url`` (or $INFERWATCH_URL),
+    else ``--listen``, else the config's ``listen``; None (after saying why) when the config or
+    the ``--http.config.file`` is bad."""
     from inferwatch.export.apiclient import api_target
+    from inferwatch.export.client import base_url
 
     try:
-        return api_target(args.listen, args.url, args.http_config_file)
+        listen = args.listen or load_config(args.config).listen
+        return api_target(base_url(listen), args.url, args.http_config_file)
     except ConfigError as exc:
-        for problem in exc.problems:
-            print(problem, file=sys.stderr)
+        print(f"cannot reach the daemon: the config has problems (or give --listen/--url):\n{exc}",
+              file=sys.stderr)  # fmt: skip
         return None
     except OSError as exc:  # a credential file named in it cannot be read
         print(f"cannot read a credential file: {exc}", file=sys.stderr)
@@ -264,23 +278,67 @@ def _unauthorized(status: int) -> str:
 
 
 def cmd_status(args: argparse.Namespace) -> int:
-    import httpx
+    import time
+
+    from inferwatch.export.client import DaemonError, get_json
+    from inferwatch.export.status_text import status_lines
 
     target = _api_target(args)
     if target is None:
         return 2
-    url = f"{target.base}/api/v1/status"
     try:
-        with target.client() as client:
-            response = client.get(url, extensions=target.extensions())
-        if response.status_code in (401, 403):
-            print(f"inferwatch at {url}: {_unauthorized(response.status_code)}", file=sys.stderr)
-            return 1
-        response.raise_for_status()
-    except (httpx.HTTPError, OSError) as exc:
-        print(f"cannot reach inferwatch at {url}: {exc}", file=sys.stderr)
+        status = get_json(target, "/api/v1/status")
+        if args.json:
+            print(json.dumps(status, indent=2))
+            return 0
+        alerts = get_json(target, "/api/v1/alerts")
+    except DaemonError as exc:
+        print(exc, file=sys.stderr)
         return 1
-    print(json.dumps(response.json(), indent=2))
+    print("\n".join(status_lines(status, alerts, time.time())))
+    return 0
+
+
+def cmd_events(args: argparse.Namespace) -> int:
+    """``events``: the daemon's event log, newest first."""
+    from inferwatch.export.client import DaemonError, get_json
+    from inferwatch.export.status_text import event_line
+
+    target = _api_target(args)
+    if target is None:
+        return 2
+    params = {"since": args.since, "limit": str(args.limit)}
+    if args.until:
+        params["until"] = args.until
+    if args.type:
+        params["type"] = ",".join(t for item in args.type for t in item.split(",") if t)
+    try:
+        rows = get_json(target, "/api/v1/events", params)["events"]
+    except (DaemonError, KeyError, TypeError) as exc:
+        print(f"events: {exc}", file=sys.stderr)
+        return 1
+    for row in rows:
+        print(json.dumps(row, ensure_ascii=False) if args.json else event_line(row))
+    if not rows and not args.json:
+        print(f"no events since {args.since}", file=sys.stderr)
+    return 0
+
+
+def cmd_digest(args: argparse.Namespace) -> int:
+    """``digest --preview NAME``: the running daemon renders a digest for the window ending now."""
+    from urllib.parse import quote
+
+    from inferwatch.export.client import DaemonError, get_json
+
+    target = _api_target(args)
+    if target is None:
+        return 2
+    try:
+        doc = get_json(target, f"/api/v1/digests/{quote(args.preview, safe='')}/preview")
+    except DaemonError as exc:
+        print(f"digest: {exc}", file=sys.stderr)
+        return 1
+    print(doc.get("text", ""))
     return 0
 
 
@@ -302,6 +360,25 @@ def cmd_export(args: argparse.Namespace) -> int:
         Path(args.output).write_text(text, encoding="utf-8")
     else:
         sys.stdout.write(text)
+    return 0
+
+
+def cmd_nvml_snapshot(args: argparse.Namespace) -> int:
+    """This host's NVML answers, as a profile for ``gpus.backend: fake``; exit 1 without NVML."""
+    from inferwatch.errors import NoData
+    from inferwatch.sources.nvml_snapshot import snapshot, write_profile
+
+    try:
+        doc = snapshot()
+    except NoData as exc:
+        print(f"nvml-snapshot: {exc}", file=sys.stderr)
+        return 1
+    output = Path(args.output) if args.output else None
+    text = write_profile(doc, output)
+    if output is None:
+        sys.stdout.write(text)
+    else:
+        print(f"wrote {len(doc['gpus'])} GPU(s) to {output}", file=sys.stderr)
     return 0
 
 
@@ -385,15 +462,64 @@ def cmd_silence(args: argparse.Namespace) -> int:
     return 0
 
 
+def cmd_install_service(args: argparse.Namespace) -> int:
+    from inferwatch.install.service import Target, install
+
+    target = Target.of(user=args.user, unit_dir=args.unit_dir, config=args.config)
+    return install(
+        target, sys.stdout, sys.stderr, systemctl=not args.no_systemctl, dry_run=args.dry_run
+    )
+
+
+def cmd_uninstall_service(args: argparse.Namespace) -> int:
+    from inferwatch.install.service import Target, uninstall
+
+    target = Target.of(user=args.user, unit_dir=args.unit_dir, config=None)
+    return uninstall(target, sys.stdout, sys.stderr, systemctl=not args.no_systemctl)
+
+
+def _service_arguments(p: argparse.ArgumentParser) -> None:
+    p.add_argument(
+        "--user", action="store_true", help="a unit for your own service manager (systemctl --user)"
+    )
+    p.add_argument(
+        "--unit-dir",
+        metavar="D",
+        help="where the unit file goes (default /etc/systemd/system; --user: "
+        "~/.config/systemd/user)",
+    )
+    p.add_argument("--no-systemctl", action="store_true", help="run no systemctl command")
+
+
 def _replay_arguments(replay: argparse.ArgumentParser) -> None:
-    replay.add_argument("--config")
-    replay.add_argument("--rules", nargs="*", default=[], metavar="PATH")
-    replay.add_argument("--kernel", nargs="*", default=[], metavar="F")
-    replay.add_argument("--engine-log", nargs="*", default=[], metavar="F")
-    replay.add_argument("--format", choices=["text", "jsonl"], default="text")
-    replay.add_argument("--year", type=int)
-    replay.add_argument("--tz", default="UTC")
-    replay.add_argument("--eval-step", type=float, default=10.0)
+    replay.add_argument(
+        "--config", help="config for engine names, thresholds, external labels and rule files"
+    )
+    replay.add_argument(
+        "--rules", nargs="*", default=[], metavar="PATH", help="rule files (default: the config's)"
+    )
+    replay.add_argument(
+        "--kernel", nargs="*", default=[], metavar="F", help="kernel logs (dmesg, journalctl, …)"
+    )
+    replay.add_argument(
+        "--engine-log",
+        nargs="*",
+        default=[],
+        metavar="F",
+        help="engine logs (vLLM, SGLang, llama.cpp); matched to configured engines by path",
+    )
+    replay.add_argument(
+        "--format", choices=["text", "jsonl"], default="text", help="output (default: text)"
+    )
+    replay.add_argument("--year", type=int, help="year of lines without one (default: this year)")
+    replay.add_argument("--tz", default="UTC", help="zone of naive times (default: UTC)")
+    replay.add_argument(
+        "--eval-step",
+        type=float,
+        default=10.0,
+        metavar="S",
+        help="evaluate rules every S seconds of log time, and on every event (default: 10)",
+    )
     replay.add_argument(
         "--boot-time",
         metavar="T",
@@ -415,11 +541,16 @@ def _web_config_argument(parser: argparse.ArgumentParser) -> None:
     )
 
 
+CONFIG_HELP = f"YAML config file (default: {DEFAULT_CONFIG} if it exists, else built-in defaults)"
+LOG_HELP = "log level (default: info)"
+
+
 def _client_arguments(parser: argparse.ArgumentParser) -> None:
-    """How the API commands find and authenticate to the daemon."""
+    """How a command that talks to the running daemon finds it and authenticates to it."""
     parser.add_argument(
-        "--listen", type=_listen, default="127.0.0.1:9945", help="the daemon's HOST:PORT"
+        "--listen", type=_listen, help="the daemon's HOST:PORT (default: the config's listen)"
     )
+    parser.add_argument("--config", help=f"{CONFIG_HELP}; read for its listen address")
     parser.add_argument(
         "--url",
         help="the daemon's base URL, e.g. https://host:9945 (default: $INFERWATCH_URL, "
@@ -448,19 +579,21 @@ def build_parser() -> argparse.ArgumentParser:
         return p
 
     run = add("run", cmd_run, "Run the daemon.")
-    run.add_argument("--config", help="YAML config file (default: embedded defaults)")
+    run.add_argument("--config", help=CONFIG_HELP)
     run.add_argument("--listen", type=_listen, help="HOST:PORT for /metrics and the API")
     run.add_argument("--state-dir", help="directory for snapshots and the event log")
     _web_config_argument(run)
-    run.add_argument("--log-level", default="info", choices=["debug", "info", "warning", "error"])
+    run.add_argument("--log-level", default="info", choices=LOG_LEVELS, help=LOG_HELP)
 
     demo = add("demo", cmd_demo, "Run the daemon on a simulated host (two GPUs, one engine).")
-    demo.add_argument("--listen", type=_listen, default="127.0.0.1:9945", help="HOST:PORT")
+    demo.add_argument(
+        "--listen", type=_listen, default="127.0.0.1:9945", help="HOST:PORT (default: %(default)s)"
+    )
     demo.add_argument("--duration", type=float, default=None, help="stop after S seconds")
-    demo.add_argument("--log-level", default="info", choices=["debug", "info", "warning", "error"])
+    demo.add_argument("--log-level", default="info", choices=LOG_LEVELS, help=LOG_HELP)
 
     check = add("check", cmd_check, "Validate a config (and rule files); exit 2 on problems.")
-    check.add_argument("--config", help="YAML config file")
+    check.add_argument("--config", help=CONFIG_HELP)
     check.add_argument("--rules", nargs="*", default=[], metavar="PATH", help="rule files")
     _web_config_argument(check)
 
@@ -468,39 +601,103 @@ def build_parser() -> argparse.ArgumentParser:
     _replay_arguments(replay)
 
     tr = add("test-rules", cmd_test_rules, "Run promtool-format rule unit tests.")
-    tr.add_argument("files", nargs="+", metavar="FILE")
+    tr.add_argument("files", nargs="+", metavar="FILE", help="promtool rule-test files")
 
     export = add("export", cmd_export, "Export artefacts for other tools.")
-    export.add_argument("what", choices=["prometheus-rules"])
+    export.add_argument(
+        "what", choices=["prometheus-rules"], help="prometheus-rules: the shipped rules"
+    )
     export.add_argument("--output", metavar="F", help="write to F instead of stdout")
 
-    nt = add("notify-test", cmd_notify_test, "Send a test notification through a receiver.")
-    nt.add_argument("--receiver", required=True)
-    nt.add_argument("--config")
+    snap = add(
+        "nvml-snapshot",
+        cmd_nvml_snapshot,
+        "Write this host's NVML answers as a fake-GPU profile (JSON).",
+    )
+    snap.add_argument("--output", metavar="F", help="write to F instead of stdout")
 
+    nt = add("notify-test", cmd_notify_test, "Send a test notification through a receiver.")
+    nt.add_argument("--receiver", required=True, help="the receiver's name in the config")
+    nt.add_argument("--config", help=CONFIG_HELP)
+
+    _client_commands(add)
+    _service_commands(add)
+    add("version", cmd_version, "Print the version.")
+    return parser
+
+
+AddCommand = Callable[[str, Command, str], argparse.ArgumentParser]
+
+
+def _client_commands(add: AddCommand) -> None:
+    """The commands that talk to a running daemon (found by ``--listen`` or the config)."""
     silence = add("silence", cmd_silence, "Manage a running daemon's silences.")
     actions = silence.add_subparsers(dest="action", required=True, metavar="ACTION")
     s_add = actions.add_parser("add", help="mute the alerts the matchers select")
     s_add.add_argument("--matcher", action="append", required=True, help='e.g. alertname="X"')
-    s_add.add_argument("--duration", default="1h", help="how long, e.g. 2h or 1h30m")
+    s_add.add_argument(
+        "--duration", default="1h", help="how long, e.g. 2h or 1h30m (default: 1h, as amtool)"
+    )
     s_add.add_argument("--comment", required=True, help="why (required)")
     s_add.add_argument("--author", help="who (default: your user name)")
     actions.add_parser("list", help="all silences, expired ones included")
     s_exp = actions.add_parser("expire", help="end a silence now")
-    s_exp.add_argument("id", metavar="ID")
+    s_exp.add_argument("id", metavar="ID", help="the id `silence add` printed")
     for action in actions.choices.values():
         _client_arguments(action)
 
     status = add("status", cmd_status, "Show a running daemon's status.")
     _client_arguments(status)
+    status.add_argument("--json", action="store_true", help="print the raw /api/v1/status JSON")
 
-    add("version", cmd_version, "Print the version.")
-    return parser
+    events = add("events", cmd_events, "Show a running daemon's event log, newest first.")
+    _client_arguments(events)
+    events.add_argument(
+        "--since",
+        default="1h",
+        help="a duration back from now (10m), RFC 3339 or Unix seconds (default: 1h)",
+    )
+    events.add_argument("--until", help="the same forms as --since (default: now)")
+    events.add_argument(
+        "--type", action="append", metavar="TYPE", help="only these types (repeat or a,b)"
+    )
+    events.add_argument("--limit", type=int, default=100, help="at most N (default: 100)")
+    events.add_argument("--json", action="store_true", help="one JSON object a line")
+
+    digest = add("digest", cmd_digest, "Preview a configured digest (the window ending now).")
+    _client_arguments(digest)
+    digest.add_argument(
+        "--preview", required=True, metavar="NAME", help="the digest's name in the config"
+    )
+
+
+def _service_commands(add: Callable[[str, Command, str], argparse.ArgumentParser]) -> None:
+    inst = add(
+        "install-service",
+        cmd_install_service,
+        "Install the systemd unit for this inferwatch, and the example config if none exists.",
+    )
+    _service_arguments(inst)
+    inst.add_argument(
+        "--config",
+        metavar="F",
+        help="the config the service runs (default /etc/inferwatch/config.yaml; --user: "
+        "~/.config/inferwatch/config.yaml); the example is copied there when it does not exist",
+    )
+    inst.add_argument("--dry-run", action="store_true", help="print the unit; change nothing")
+    uninst = add(
+        "uninstall-service",
+        cmd_uninstall_service,
+        "Stop and remove the systemd unit (the config and state stay).",
+    )
+    _service_arguments(uninst)
 
 
 def main(argv: Sequence[str] | None = None) -> int:
     parser = build_parser()
     args = parser.parse_args(argv)
+    if getattr(args, "config", "") is None:
+        args.config = default_config()
     func: Command = args.func
     try:
         return func(args)

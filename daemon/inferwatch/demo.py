@@ -8,6 +8,7 @@ same way it follows a production host. At the end the demo says what travelled t
 from __future__ import annotations
 
 import asyncio
+import os
 import random
 import tempfile
 import time
@@ -16,9 +17,14 @@ from pathlib import Path
 from inferwatch.app import Daemon
 from inferwatch.configfile import parse_config
 from inferwatch.demo_host import (
+    GPU_OFFSETS_MHZ,
+    OFFSET_LOST_AFTER_S,
     SCENARIO,
+    SM_LOCK_MHZ,
+    GpuScene,
     engine_logger,
-    gpu_readings,
+    gpu_profile,
+    spawn_zombie,
     stats_lines,
     write_json_atomic,
 )
@@ -29,27 +35,48 @@ WINDOW_S = 1.0  # one simulated 10-s stats window per second of demo time
 
 
 def demo_config(workdir: Path, listen: str) -> str:
+    devices = "".join(
+        f"    - {{index: {i}, clock_offset_mhz: {{graphics: {mhz}}}, "
+        f"sm_clock_lock_mhz: {SM_LOCK_MHZ}, pcie_generation: 2, pcie_width: 16, "
+        "power_limit_watts: 250}\n"
+        for i, mhz in enumerate(GPU_OFFSETS_MHZ)
+    )
     return (
         f"listen: {listen}\n"
         "kernel:\n  source: 'off'\n"
         f"gpus:\n  backend: fake\n  profile: {workdir / 'gpus.json'}\n  interval: 1s\n"
+        f"  expected: 2\n  devices:\n{devices}"
         "engines:\n"
         "  - name: demo\n    kind: vllm\n"
         f"    log: {workdir / 'engine.log'}\n"
     )
 
 
-async def simulate(workdir: Path, stop: asyncio.Event, seed: int = 7) -> int:
-    """Write the scenario, looping, until ``stop``; returns the number of log lines written."""
+async def simulate(
+    workdir: Path, stop: asyncio.Event, seed: int = 7, zombie_pid: int | None = None
+) -> int:
+    """Write the scenario, looping, until ``stop``; returns the number of log lines written.
+
+    The GPUs list the demo itself as the engine's process (running) and ``zombie_pid``, a child
+    that exited and is not reaped; ``OFFSET_LOST_AFTER_S`` after the start GPU1's VF offset is
+    gone (``GpuClockOffsetLost`` fires two minutes later)."""
     rng = random.Random(seed)  # noqa: S311 - simulation, not security
     logger = engine_logger(workdir / "engine.log")
     written = 0
+    started = time.monotonic()
     try:
         while not stop.is_set():
             for phase in SCENARIO:
                 for _ in range(phase.windows):
                     now = time.time()
-                    write_json_atomic(workdir / "gpus.json", gpu_readings(now, phase.running > 0))
+                    scene = GpuScene(
+                        now,
+                        phase.running > 0,
+                        offset_lost=time.monotonic() - started >= OFFSET_LOST_AFTER_S,
+                        engine_pid=os.getpid(),
+                        zombie_pid=zombie_pid,
+                    )
+                    write_json_atomic(workdir / "gpus.json", gpu_profile(scene))
                     if phase.running or rng.random() < 0.5:
                         for line in stats_lines(phase, now, rng):
                             logger.info(line)
@@ -68,12 +95,15 @@ async def simulate(workdir: Path, stop: asyncio.Event, seed: int = 7) -> int:
 async def run_demo(listen: str = "127.0.0.1:9945", duration: float | None = None) -> int:
     with tempfile.TemporaryDirectory(prefix="inferwatch-demo-") as tmp:
         workdir = Path(tmp)
-        write_json_atomic(workdir / "gpus.json", gpu_readings(time.time(), False))
+        # A worker that died and was never reaped, still listed by the GPU: a real zombie.
+        zombie = spawn_zombie()
+        scene = GpuScene(time.time(), False, engine_pid=os.getpid(), zombie_pid=zombie.pid)
+        write_json_atomic(workdir / "gpus.json", gpu_profile(scene))
         (workdir / "engine.log").touch()  # the engine "exists" before the daemon looks
         config = parse_config(demo_config(workdir, listen), "<demo>")
         daemon = Daemon(config, workdir / "state")
         stop = asyncio.Event()
-        writer = asyncio.create_task(simulate(workdir, stop))
+        writer = asyncio.create_task(simulate(workdir, stop, zombie_pid=zombie.pid))
         runner = asyncio.create_task(daemon.run())
         log.info("demo running", workdir=str(workdir), listen=listen, duration=duration)
         if duration is not None:
@@ -86,6 +116,7 @@ async def run_demo(listen: str = "127.0.0.1:9945", duration: float | None = None
         code = await runner
         stop.set()
         written = await writer
+        zombie.wait()  # reaped at last
         lines_read = _lines_read(daemon)
         log.info("demo finished", engine_lines_written=written, engine_lines_read=lines_read)
         if code == 0 and duration is not None and duration >= 5 and lines_read == 0:

@@ -1,6 +1,7 @@
 """A simulated inference host for ``inferwatch demo``: a vLLM engine writing its log (rotated by
-a real ``RotatingFileHandler``) and two GPUs' readings, with numbers modelled on host A of
-reference/host.md (step rate ~36/s, MAL 2.5-3.1 on prose, 4-5 on patterned content).
+a real ``RotatingFileHandler``) and two GPUs' NVML answers (a fake-NVML profile), with numbers
+modelled on host A of reference/host.md (step rate ~36/s, MAL 2.5-3.1 on prose, 4-5 on
+patterned content).
 
 Only writers live here; the daemon reads what they write through its real sources.
 """
@@ -13,6 +14,8 @@ import logging.handlers
 import math
 import os
 import random
+import subprocess
+import sys
 import time
 from dataclasses import dataclass
 from pathlib import Path
@@ -92,27 +95,103 @@ def _per_position(mean_accepted: float, k: int) -> list[float]:
     return [min(1.0, w * scale) for w in weights]
 
 
-def gpu_readings(now: float, busy: bool) -> dict[str, object]:
-    """Two CMP 170HX cards at a locked 1395 MHz SM clock, warmer and hungrier when busy."""
-    gpus = []
-    for i, bus in enumerate(("0000:03:00.0", "0000:04:00.0")):
-        wobble = math.sin(now / 7 + i)
-        gpus.append(
-            {
-                "index": i,
-                "uuid": f"GPU-5f0e6c2a-11d3-4b6c-9a2e-00000000000{i}",
-                "pci_bus_id": bus,
-                "name": "NVIDIA CMP 170HX",
-                "temperature_celsius": (66 if busy else 41) + 2 * wobble + i,
-                "power_watts": (235 if busy else 48) + 10 * wobble,
-                "utilization_ratio": 0.97 if busy else 0.0,
-                "memory_used_bytes": 7.6 * 2**30,
-                "memory_total_bytes": 8 * 2**30,
-                "sm_clock_hertz": 1395e6 if busy else 210e6,
-                "mem_clock_hertz": 1458e6,
-            }
-        )
-    return {"gpus": gpus}
+# Host A's two CMP 170HX (reference/host.md): SM locked at 1400 MHz (reads 1395), VF offsets
+# +200 / +250 MHz applied at boot, PCIe 5 GT/s (gen 2) x16 behind a PLX switch, passive cooling
+# (no fans). The demo's scripted fault: GPU1 loses its offset this long after the start.
+OFFSET_LOST_AFTER_S = 30.0
+GPU_BUSES = ("00000000:03:00.0", "00000000:04:00.0")
+GPU_OFFSETS_MHZ = (200, 250)
+SM_LOCK_MHZ = 1400
+MIB = 2**20
+NOT_SUPPORTED = {"error": "NOT_SUPPORTED"}
+
+
+@dataclass(frozen=True, slots=True)
+class GpuScene:
+    """What the simulated GPUs show at one moment."""
+
+    now: float
+    busy: bool
+    offset_lost: bool = False  # GPU1's VF offset gone (a driver reload without the tuning unit)
+    engine_pid: int | None = None  # a running process holding VRAM on GPU0
+    zombie_pid: int | None = None  # a defunct child still listed on GPU1
+
+
+def _cmp170hx(i: int, scene: GpuScene) -> dict[str, object]:
+    wobble = math.sin(scene.now / 7 + i)
+    busy = scene.busy
+    offset = 0 if (i == 1 and scene.offset_lost) else GPU_OFFSETS_MHZ[i]
+    used = (7782 if busy else 7620) * MIB
+    procs: list[dict[str, object]] = []
+    if i == 0 and scene.engine_pid is not None:
+        procs.append({"pid": scene.engine_pid, "usedGpuMemory": 7300 * MIB})
+    if i == 1 and scene.zombie_pid is not None:
+        procs.append({"pid": scene.zombie_pid, "usedGpuMemory": 300 * MIB})
+    return {
+        "nvmlDeviceGetUUID": f"GPU-5f0e6c2a-11d3-4b6c-9a2e-00000000000{i}",
+        "nvmlDeviceGetPciInfo": {"busId": GPU_BUSES[i]},
+        "nvmlDeviceGetName": "NVIDIA CMP 170HX",
+        "nvmlDeviceGetSerial": f"132402101{i:04d}",
+        "nvmlDeviceGetVbiosVersion": "92.00.4F.00.01",
+        "nvmlDeviceGetMigMode": NOT_SUPPORTED,
+        "nvmlDeviceGetClockInfo": {"graphics": 1395, "sm": 1395, "memory": 1458, "video": 1275},
+        "nvmlDeviceGetMaxClockInfo": {"graphics": 1410, "sm": 1410, "memory": 1458, "video": 1290},
+        "nvmlDeviceGetApplicationsClock": {
+            "graphics": 1410, "sm": 1410, "memory": 1458, "video": 1290,
+        },
+        "nvmlDeviceGetClockOffsets": {
+            "graphics": {"clockOffsetMHz": offset, "minClockOffsetMHz": -1000,
+                         "maxClockOffsetMHz": 1000},
+            "memory": {"clockOffsetMHz": 0, "minClockOffsetMHz": -1000,
+                       "maxClockOffsetMHz": 1000},
+        },
+        "nvmlDeviceGetPerformanceState": 0,
+        "nvmlDeviceGetCurrentClocksEventReasons": 0 if busy else 0x1,
+        "nvmlDeviceGetTemperature": {"gpu": round((66 if busy else 41) + 2 * wobble + i)},
+        "nvmlDeviceGetFieldValues": {"82": round((71 if busy else 45) + 2 * wobble + i), "230": 0},
+        "nvmlDeviceGetPowerUsage": round(((235 if busy else 48) + 10 * wobble) * 1000),
+        "nvmlDeviceGetPowerManagementLimit": 250000,
+        "nvmlDeviceGetEnforcedPowerLimit": 250000,
+        "nvmlDeviceGetTotalEnergyConsumption": round(scene.now * 1000 * 120) % 10**12,
+        "nvmlDeviceGetNumFans": NOT_SUPPORTED,
+        "nvmlDeviceGetUtilizationRates": {"gpu": 97 if busy else 0, "memory": 41 if busy else 0},
+        "nvmlDeviceGetMemoryInfo": {"total": 8192 * MIB, "free": 8192 * MIB - used, "used": used},
+        "nvmlDeviceGetCurrPcieLinkGeneration": 2,
+        "nvmlDeviceGetMaxPcieLinkGeneration": 2,
+        "nvmlDeviceGetCurrPcieLinkWidth": 16,
+        "nvmlDeviceGetMaxPcieLinkWidth": 16,
+        "nvmlDeviceGetPcieThroughput": {"rx": 181000 if busy else 40, "tx": 92000 if busy else 20},
+        "nvmlDeviceGetPcieReplayCounter": 0,
+        "nvmlDeviceGetTotalEccErrors": {
+            "corrected/volatile": 0, "corrected/aggregate": 0,
+            "uncorrected/volatile": 0, "uncorrected/aggregate": 0,
+        },
+        "nvmlDeviceGetRetiredPages": {"single_bit": NOT_SUPPORTED, "double_bit": NOT_SUPPORTED},
+        "nvmlDeviceGetRetiredPagesPendingStatus": NOT_SUPPORTED,
+        "nvmlDeviceGetRemappedRows": [0, 0, 0, 0],
+        "nvmlDeviceGetPersistenceMode": 1,
+        "nvmlDeviceGetComputeRunningProcesses": procs,
+        "nvmlDeviceGetGraphicsRunningProcesses": [],
+    }  # fmt: skip
+
+
+def spawn_zombie() -> subprocess.Popen[bytes]:
+    """A child that exits at once and is not reaped until the caller waits on it: a real
+    zombie, like a defunct engine worker the GPU still lists."""
+    return subprocess.Popen([sys.executable, "-c", "pass"])
+
+
+def gpu_profile(scene: GpuScene) -> dict[str, object]:
+    """The fake-NVML profile of host A's two cards (the format ``nvml-snapshot`` writes)."""
+    return {
+        "format": "inferwatch-nvml-profile/1",
+        "system": {
+            "nvmlSystemGetDriverVersion": "575.57.08",
+            "nvmlSystemGetCudaDriverVersion": 12090,
+        },
+        "gpus": [_cmp170hx(i, scene) for i in range(2)],
+        "events": [],
+    }
 
 
 def write_json_atomic(path: Path, doc: object) -> None:

@@ -54,7 +54,7 @@ def test_unknown_key_and_wrong_type_each_get_a_line() -> None:
 
 def test_error_inside_nested_list_and_unknown_nested_key() -> None:
     text = "engines:\n  - name: a\n  - name: b\n    kindd: vllm\n"
-    assert problems(text) == ["c.yaml:4:5: engines[1].kindd: unknown key"]
+    assert problems(text) == ["c.yaml:4:5: engines[1].kindd: unknown key; did you mean kind?"]
 
 
 def test_missing_required_field_points_at_parent() -> None:
@@ -97,9 +97,49 @@ def test_bad_durations(value: str) -> None:
 
 def test_cross_reference_errors() -> None:
     (line,) = problems("route:\n  receiver: nobody\n")
-    assert "receiver 'nobody'" in line
+    assert (
+        line == "c.yaml:2:3: route.receiver: receiver 'nobody' is not defined (receivers: console)"
+    )
     (line,) = problems("engines:\n  - name: a\n  - name: a\n")
-    assert "unique" in line
+    assert line == "c.yaml:3:5: engines[1].name: engine name 'a' is used twice"
+
+
+def test_undefined_receivers_come_with_every_other_problem_at_their_route() -> None:
+    """One pass: field errors do not hide the references, each is at its own line."""
+    text = (
+        "engines:\n  - name: a\n    kind: vlm\n"
+        "route:\n  receiver: phone\n  routes:\n    - receiver: pager\n"
+        "receivers: [{name: phone}]\n"
+        "fallback_receiver: nobody\n"
+    )
+    assert problems(text) == [
+        "c.yaml:3:5: engines[0].kind: Input should be 'vllm', 'sglang' or 'llamacpp'",
+        "c.yaml:7:7: route.routes[0].receiver: receiver 'pager' is not defined (receivers: phone)",
+        "c.yaml:9:1: fallback_receiver: receiver 'nobody' is not defined (receivers: phone)",
+    ]
+
+
+@pytest.mark.parametrize(
+    ("text", "hint"),
+    [
+        ("engines:\n  - name: a\n    metrics_ulr: http://x\n", "did you mean metrics_url?"),
+        ("kernel: {sourse: kmsg}\n", "did you mean source?"),
+        ("recievers: []\n", "did you mean receivers?"),
+        ("route: {routes: [{matcher: [a=b]}]}\n", "did you mean matchers?"),
+        (
+            "receivers:\n  - name: console\n    webhook_configs:\n"
+            "      - {url: 'http://127.0.0.1:1/', send_resolvd: true}\n",
+            "did you mean send_resolved?",
+        ),
+    ],
+)
+def test_an_unknown_key_suggests_the_nearest_known_one(text: str, hint: str) -> None:
+    (line,) = problems(text)
+    assert line.endswith(f"unknown key; {hint}")
+
+
+def test_no_suggestion_when_nothing_is_close() -> None:
+    assert problems("bogus: 1\n") == ["c.yaml:1:1: bogus: unknown key"]
 
 
 def test_fake_gpu_backend_needs_a_profile() -> None:
@@ -183,13 +223,35 @@ def test_check_builds_every_receiver_integration_and_locates_its_problem() -> No
         parse_config(text, "c.yaml")
     lines = str(err.value).splitlines()
     assert any(
-        line.startswith("c.yaml:5:9: receivers[0].wecom_configs[0]:") and "template" in line
+        line.startswith("c.yaml:6:9: receivers[0].wecom_configs[0].message:") and "template" in line
         for line in lines
     )
     assert any(
         line.startswith("c.yaml:7:9: receivers[0].wecom_configs[1]:") and "key" in line
         for line in lines
     )
+
+
+@pytest.mark.parametrize("word", ["off", "false", "False", "no", "'off'"])
+def test_false_means_off_for_every_off_choice(word: str) -> None:
+    """kernel.source and gpus.backend are the config's only choices with an `off`."""
+    cfg = parse_config(f"gpus: {{backend: {word}}}\nkernel: {{source: {word}}}\n", "c.yaml")
+    assert (cfg.gpus.backend, cfg.kernel.source) == ("off", "off")
+
+
+def test_every_broken_template_is_reported_at_its_key() -> None:
+    text = (
+        "receivers:\n  - name: console\n    console_configs:\n"
+        "      - title: '{{ .Foo '\n        message: '{{ end }}'\n"
+        "  - name: other\n    console_configs:\n      - message: '{{ if }}'\n"
+    )
+    found = problems(text)
+    assert [line.split(": ", 2)[:2] for line in found] == [
+        ["c.yaml:4:9", "receivers[0].console_configs[0].title"],
+        ["c.yaml:5:9", "receivers[0].console_configs[0].message"],
+        ["c.yaml:8:9", "receivers[1].console_configs[0].message"],
+    ]
+    assert all("template does not parse" in line for line in found)
 
 
 def test_a_bare_off_is_the_word_not_false() -> None:

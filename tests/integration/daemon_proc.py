@@ -15,6 +15,16 @@ import httpx
 
 from conftest import free_port, wait_until
 
+ALWAYS_FIRING_RULES = """groups:
+  - name: t
+    rules:
+      - alert: AlwaysFiring
+        expr: vector(1)
+        labels: {severity: warning}
+        annotations: {summary: always on}
+"""
+"""A rule file whose one alert fires at the first evaluation (for API and CLI tests)."""
+
 
 @dataclass
 class DaemonProc:
@@ -67,9 +77,11 @@ def start_daemon(
     state_dir: Path | None = None,
     env: dict[str, str] | None = None,
     nofile: int | None = None,
+    port: int | None = None,
 ) -> DaemonProc:
-    """``nofile``: the daemon's soft open-file limit (RLIMIT_NOFILE), for descriptor tests."""
-    port = free_port()
+    """``nofile``: the daemon's soft open-file limit (RLIMIT_NOFILE), for descriptor tests;
+    ``port``: the one a config given in ``args`` names (default: a free one)."""
+    port = port or free_port()
     state = state_dir or tmp / "state"
     log_path = tmp / f"daemon-{port}.log"
     cmd = [

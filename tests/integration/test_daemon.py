@@ -61,14 +61,14 @@ def test_promtool_check_metrics_is_clean(tmp_path: Path) -> None:
 
 
 def write_fake_gpus(path: Path, temp: float) -> None:
+    """A fake-NVML profile of two GPUs (the format ``inferwatch nvml-snapshot`` writes)."""
     gpus = [
         {
-            "index": i,
-            "uuid": f"GPU-0000000{i}-aaaa-bbbb-cccc-dddddddddddd",
-            "pci_bus_id": f"00000000:0{i + 3}:00.0",
-            "name": "NVIDIA CMP 170HX",
-            "temperature_celsius": temp + i,
-            "power_watts": 200.0,
+            "nvmlDeviceGetUUID": f"GPU-0000000{i}-aaaa-bbbb-cccc-dddddddddddd",
+            "nvmlDeviceGetPciInfo": {"busId": f"00000000:0{i + 3}:00.0"},
+            "nvmlDeviceGetName": "NVIDIA CMP 170HX",
+            "nvmlDeviceGetTemperature": {"gpu": temp + i},
+            "nvmlDeviceGetPowerUsage": 200000,
         }
         for i in range(2)
     ]
@@ -100,7 +100,10 @@ def test_sigterm_writes_snapshot_and_restart_restores_series(tmp_path: Path) -> 
         d2.wait_ready()
         text = d2.metrics()
         # the GPU temperature seen before the restart is served from the restored snapshot
-        assert 'inferwatch_gpu_temperature_celsius{gpu="1",pci_bus_id="0000:04:00.0"' in text
+        assert (
+            'inferwatch_gpu_temperature_celsius{gpu="1",pci_bus_id="0000:04:00.0",sensor="gpu"'
+            in text
+        )
         assert "61.0" in text
     finally:
         code, _ = d2.terminate()

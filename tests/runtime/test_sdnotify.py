@@ -26,6 +26,8 @@ def test_messages_reach_a_real_unix_socket(tmp_path: Path) -> None:
         assert server.recv(4096) == b"READY=1\nSTATUS=serving"
         assert n.watchdog()
         assert server.recv(4096) == b"WATCHDOG=1"
+        assert n.reloading()
+        assert server.recv(4096) == b"RELOADING=1"
         assert n.stopping()
         assert server.recv(4096) == b"STOPPING=1"
 

@@ -13,7 +13,9 @@ from typing import Any
 
 from pydantic import ValidationError
 
-from inferwatch.config.models import Config
+from inferwatch.config.crossref import reference_problems
+from inferwatch.config.models import REFERENCES_CHECKED, Config
+from inferwatch.config.suggest import did_you_mean, known_keys
 from inferwatch.config.web import BASE_DIR, WebConfig
 from inferwatch.config.yamlguard import MAX_BYTES
 from inferwatch.config.yamlpos import Located, format_loc, load_located, too_large
@@ -81,10 +83,16 @@ def _context(name: str) -> dict[str, Any]:
 
 def parse_config(text: str, name: str, checks: Sequence[Check] = ()) -> Config:
     located = _located(text, name)
+    problems: list[Problem] = []
+    if isinstance(located.data, dict):  # with the fields' problems, in one pass
+        problems = reference_problems(located.data, located, name)
     try:
-        config = Config.model_validate(located.data, context=_context(name))
+        context = {**_context(name), REFERENCES_CHECKED: True}
+        config = Config.model_validate(located.data, context=context)
     except ValidationError as exc:
-        raise ConfigError(_problems(exc, located, name)) from None
+        problems += _problems(exc, located, name)
+    if problems:
+        raise ConfigError(sorted(problems, key=lambda p: (p.line, p.col)))
     problems = [problem for check in checks for problem in check(config, located, name)]
     if problems:
         raise ConfigError(problems)
@@ -96,7 +104,10 @@ def _problems(exc: ValidationError, located: Located, name: str) -> list[Problem
     for err in exc.errors(include_url=False):
         loc = _clean_loc(err["loc"], located.data)
         line, col = located.position(loc)
-        out.append(Problem(name, line, col, format_loc(loc), _message(err)))
+        message = _message(err)
+        if err.get("type") == "extra_forbidden" and loc and isinstance(loc[-1], str):
+            message += did_you_mean(loc[-1], known_keys(Config, loc[:-1]))
+        out.append(Problem(name, line, col, format_loc(loc), message))
     out.sort(key=lambda p: (p.line, p.col))
     return out
 

@@ -10,7 +10,15 @@ import re
 from pathlib import Path
 from typing import Literal
 
-from pydantic import BaseModel, ConfigDict, Field, HttpUrl, field_validator, model_validator
+from pydantic import (
+    BaseModel,
+    ConfigDict,
+    Field,
+    HttpUrl,
+    ValidationInfo,
+    field_validator,
+    model_validator,
+)
 
 from inferwatch.config.alertmanager import (
     Digest,
@@ -34,6 +42,8 @@ from inferwatch.config.web import WebConfig
 
 _NAME = re.compile(r"^[A-Za-z0-9_.-]+$")
 DEFAULT_LISTEN = "127.0.0.1:9945"
+REFERENCES_CHECKED = "references_checked"
+"""Validation context key: the caller checked cross-references (config.crossref) itself."""
 
 
 class _Strict(BaseModel):
@@ -113,11 +123,52 @@ class EngineConfig(_Strict):
         return [v] if isinstance(v, str) else v
 
 
+class ClockOffsets(_Strict):
+    """Expected VF clock offsets in MHz (what the tuning unit applies at boot)."""
+
+    graphics: int | None = None
+    memory: int | None = None
+
+
+class GpuDeviceConfig(_Strict):
+    """What one GPU should look like, picked by exactly one of ``index``, ``uuid``, ``serial``."""
+
+    index: int | None = Field(default=None, ge=0)
+    uuid: str | None = None
+    serial: str | None = None
+    clock_offset_mhz: ClockOffsets | None = None
+    sm_clock_lock_mhz: float | None = Field(default=None, gt=0)
+    sm_clock_tolerance_mhz: float = Field(default=15.0, ge=0)
+    pcie_generation: int | None = Field(default=None, ge=1, le=7)
+    pcie_width: int | None = Field(default=None, ge=1, le=32)
+    power_limit_watts: float | None = Field(default=None, gt=0)
+
+    @model_validator(mode="after")
+    def _one_selector(self) -> GpuDeviceConfig:
+        chosen = [k for k in ("index", "uuid", "serial") if getattr(self, k) is not None]
+        if len(chosen) != 1:
+            raise ValueError(
+                "pick the GPU by exactly one of index, uuid, serial"
+                + (f" (got {', '.join(chosen)})" if chosen else "")
+            )
+        return self
+
+    def selector(self) -> tuple[str, str]:
+        """``("index", "0")``, ``("uuid", "GPU-…")`` or ``("serial", "…")``."""
+        if self.index is not None:
+            return "index", str(self.index)
+        if self.uuid is not None:
+            return "uuid", self.uuid
+        return "serial", str(self.serial)
+
+
 class GpuConfig(_Strict):
     backend: Literal["auto", "nvml", "fake", "off"] = "auto"
     profile: Path | None = None
     expected: int | None = Field(default=None, ge=0)
-    interval: Duration = 5.0
+    interval: Duration = 2.0
+    call_timeout: Duration = Field(default=5.0, gt=0)
+    devices: list[GpuDeviceConfig] = Field(default_factory=list)
 
     @field_validator("backend", mode="before")
     @classmethod
@@ -127,7 +178,7 @@ class GpuConfig(_Strict):
     @model_validator(mode="after")
     def _fake_needs_profile(self) -> GpuConfig:
         if self.backend == "fake" and self.profile is None:
-            raise ValueError("gpus.backend 'fake' needs gpus.profile (a JSON readings file)")
+            raise ValueError("gpus.backend 'fake' needs gpus.profile (a JSON NVML profile)")
         return self
 
 
@@ -269,7 +320,9 @@ class Config(_Strict):
     model_config = ConfigDict(extra="forbid", frozen=True, populate_by_name=True)
 
     @model_validator(mode="after")
-    def _cross_references(self) -> Config:
+    def _cross_references(self, info: ValidationInfo) -> Config:
+        if info.context and info.context.get(REFERENCES_CHECKED):
+            return self  # the loader checked them on the file, each at its place
         names = [e.name for e in self.engines]
         dupes = sorted({n for n in names if names.count(n) > 1})
         if dupes:

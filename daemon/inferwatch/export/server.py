@@ -29,7 +29,7 @@ import html
 import logging
 import ssl
 import time
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Sequence
 from typing import Any
 
 from aiohttp import web
@@ -38,9 +38,12 @@ from prometheus_client.process_collector import ProcessCollector
 
 from inferwatch.config.web import WebConfig, server_context
 from inferwatch.export import jsonio
+from inferwatch.export.amv2 import SILENCE_V2_PREFIX
 from inferwatch.export.collector import StoreCollector
 from inferwatch.export.errlog import CAPTURED_LOGGERS, ErrorThrottle
 from inferwatch.export.guard import ConnectionGuard, HttpLimits
+from inferwatch.export.management import RELOAD_PATH
+from inferwatch.export.timeparam import parse_time_param
 from inferwatch.export.webauth import BasicAuth, peer_names
 from inferwatch.notify.silence import SilenceError
 from inferwatch.notify.silence_api import SilenceAPI, SilenceNotFoundError, SilencePersistError
@@ -49,6 +52,18 @@ from inferwatch.store.events import EventLog
 
 Handler = Callable[[web.Request], Awaitable[web.StreamResponse]]
 SAFE_METHODS = frozenset({"GET", "HEAD", "OPTIONS"})
+
+
+def json_exempt(request: web.Request) -> bool:
+    """Writes that carry no body and need no JSON type: ``POST /-/reload`` (what ``curl -X
+    POST`` sends; it re-reads the file on disk) and amtool's ``DELETE /api/v2/silence/{id}``
+    (a DELETE is never a browser's simple request: a page cannot send one without a CORS
+    preflight, which the daemon never grants)."""
+    if request.path == RELOAD_PATH:
+        return True
+    return request.method == "DELETE" and request.path.startswith(SILENCE_V2_PREFIX)
+
+
 StatusFn = Callable[[], dict[str, Any]]
 EventQuery = Callable[..., Awaitable[list[dict[str, Any]]]]
 
@@ -56,7 +71,11 @@ EventQuery = Callable[..., Awaitable[list[dict[str, Any]]]]
 @web.middleware
 async def require_json_writes(request: web.Request, handler: Handler) -> web.StreamResponse:
     """415 for a write whose Content-Type is not ``application/json`` (parameters allowed)."""
-    if request.method not in SAFE_METHODS and request.content_type != "application/json":
+    if (
+        request.method not in SAFE_METHODS
+        and request.content_type != "application/json"
+        and not json_exempt(request)
+    ):
         given = request.headers.get("Content-Type", "none")
         return _json(
             {"error": f"writes need Content-Type: application/json (got {given[:100]})"}, 415
@@ -83,6 +102,7 @@ class ExportServer:
         silences: SilenceAPI | None = None,
         limits: HttpLimits | None = None,
         web_config: WebConfig | None = None,
+        routes: Sequence[web.RouteDef] = (),
     ) -> None:
         self.registry = registry
         self.status = status
@@ -119,6 +139,8 @@ class ExportServer:
                     web.delete("/api/v1/silences/{id}", self._silences_expire),
                 ]
             )
+        # management (/-/*), the digest preview and the Alertmanager v2 subset
+        self.app.add_routes(routes)
         self._listener: asyncio.Server | None = None
         self._capture: logging.Filter | None = None
         self._previous_handler: Any = None
@@ -256,12 +278,16 @@ class ExportServer:
 
     async def _events(self, request: web.Request) -> web.Response:
         q = request.query
+        now = time.time()
         try:
-            since = float(q["since"]) if "since" in q else None
-            until = float(q["until"]) if "until" in q else None
+            since = parse_time_param(q["since"], now) if "since" in q else None
+            until = parse_time_param(q["until"], now) if "until" in q else None
+        except ValueError as exc:
+            return _json({"error": f"since/until: {exc}"}, 400)
+        try:
             limit = int(q.get("limit", "100"))
         except ValueError:
-            return _json({"error": "since/until must be Unix seconds, limit an integer"}, 400)
+            return _json({"error": "limit must be an integer"}, 400)
         types = [t for t in q.get("type", "").split(",") if t] or None
         rows = await self.events(since=since, until=until, types=types, limit=limit)
         return _json({"events": rows})

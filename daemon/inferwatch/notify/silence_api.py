@@ -149,6 +149,15 @@ class SilenceAPI:
             raise SilencePersistError("notifications are not running yet")
         return found
 
+    def all(self) -> list[Silence]:
+        return self._current().all()
+
+    def get(self, silence_id: str) -> Silence:
+        for silence in self.all():
+            if silence.id == silence_id:
+                return silence
+        raise SilenceNotFoundError(f"no silence {silence_id!r}")
+
     def list_all(self) -> dict[str, Any]:
         now = self.clock.time()
         return {"silences": [view(s, now) for s in self._current().all()]}

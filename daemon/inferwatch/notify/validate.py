@@ -20,7 +20,8 @@ from inferwatch.config.yamlpos import Located, format_loc
 from inferwatch.errors import Problem
 from inferwatch.notify.channels import REGISTRY, build
 from inferwatch.notify.channels.common import common_from_mapping, with_defaults
-from inferwatch.notify.channels.keys import describe, unread_keys
+from inferwatch.notify.channels.keys import describe, unread_keys, unread_problems
+from inferwatch.notify.channels.templating import TemplateProblems
 from inferwatch.notify.digest.schedule import cron_trigger, digest_zone
 from inferwatch.notify.inhibit import InhibitionRule
 from inferwatch.notify.route import build_tree
@@ -103,7 +104,13 @@ def _entry_problems(
     entry = with_defaults(item, config.language, config.global_.http_config)
     kind = key.removesuffix("_configs")
     try:
-        unread = unread_keys(lambda raw: build(kind, raw), entry)
+        unread = unread_problems(lambda raw: build(kind, raw), entry)
+    except TemplateProblems as exc:  # every broken template, each at its key
+        out = []
+        for key_name, message in exc.problems:
+            line, col = located.position((*loc, key_name))
+            out.append(Problem(name, line, col, format_loc((*loc, key_name)), message))
+        return out
     except (ValueError, TypeError, KeyError, AttributeError) as exc:
         message = str(exc) if isinstance(exc, ValueError) else f"{type(exc).__name__}: {exc}"
         if getattr(exc, "at", ("",))[0] == "http_config" and "http_config" not in item:
@@ -112,11 +119,11 @@ def _entry_problems(
         line, col = located.position(where)
         return [Problem(name, line, col, format_loc(where), message)]
     problems: list[Problem] = []
-    for path in unread:
+    for path, why in unread:
         if path[0] not in item:  # the language or global.http_config, checked on their own
             continue
         line, col = located.position((*loc, *path))
-        problems.append(Problem(name, line, col, format_loc((*loc, *path)), describe(path)))
+        problems.append(Problem(name, line, col, format_loc((*loc, *path)), why))
     return problems
 
 

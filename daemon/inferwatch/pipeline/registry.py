@@ -14,9 +14,9 @@ from typing import Any
 from inferwatch.clock import Clock
 from inferwatch.config.models import Config, EngineConfig
 from inferwatch.derive.kernel.pipeline import PipelineSettings
-from inferwatch.model import Kind
 from inferwatch.pipeline.dispatch import LineHandler, StatusHandler
 from inferwatch.pipeline.engine import EngineIngest, local_tz
+from inferwatch.pipeline.gpus import GpuPolling, describe_gpu_metrics
 from inferwatch.pipeline.kernel import KernelIngest
 from inferwatch.pipeline.services import ServiceWatch
 from inferwatch.pipeline.sink import EventSink
@@ -26,8 +26,8 @@ from inferwatch.runtime.watch import FileWatcher
 from inferwatch.sources.base import PolledSource, Source
 from inferwatch.sources.docker_logs import DockerLogsSource
 from inferwatch.sources.engine_log import FileLinesSource
-from inferwatch.sources.gpu_readings import GPU_HELP, GpuReading
-from inferwatch.sources.gpus import GpuSource, NvmlReader, read_fake_profile
+from inferwatch.sources.gpu_processes import ProcessTable
+from inferwatch.sources.gpus import GpuSource, sampler_for
 from inferwatch.sources.journald import JOURNAL_DIR, JournaldSource
 from inferwatch.sources.kmsg import KmsgSource, read_boot_id
 from inferwatch.sources.scrape import ProbeScrapeSource, ScrapeSource
@@ -35,7 +35,6 @@ from inferwatch.sources.unavailable import Unavailable
 from inferwatch.store.events import EventLog
 from inferwatch.store.tsdb import SeriesStore
 
-NVML_TIMEOUT_S = 10.0
 PROBE_TIMEOUT_S = 5.0
 DEFAULT_ENGINE_METRICS = "http://127.0.0.1:8000/metrics"
 
@@ -78,21 +77,16 @@ def build_gpus(ctx: BuildContext) -> Built:
     cfg = ctx.config.gpus
     if cfg.backend == "off":
         return Built(disabled=["gpus (gpus.backend: off)"])
-    for name, text in GPU_HELP.items():
-        ctx.store.describe(name, Kind.GAUGE, text)
-    if cfg.backend == "fake":
-        assert cfg.profile is not None  # validated by the config model
-        profile = cfg.profile
-
-        def reader() -> list[GpuReading]:
-            return read_fake_profile(profile)
-    else:
-        reader = NvmlReader()
-
-    async def run_blocking(fn: Callable[[], list[GpuReading]]) -> list[GpuReading]:
-        return await ctx.pool.run(NVML_TIMEOUT_S, fn)
-
-    return Built(polled=[GpuSource(reader, ctx.clock, run_blocking, cfg.interval)])
+    describe_gpu_metrics(ctx.store)
+    processes = ProcessTable(ctx.config.paths.proc)
+    source = GpuSource(
+        sampler_for(cfg.backend, cfg.profile, processes),
+        ctx.clock,
+        interval=cfg.interval,
+        call_timeout=cfg.call_timeout,
+    )
+    polling = GpuPolling(source, cfg, ctx.store, ctx.sink, ctx.clock)
+    return Built(polled=[polling], ticks=[polling.tick])
 
 
 def build_kernel(ctx: BuildContext) -> Built:

@@ -22,6 +22,8 @@ RECORDS_READ = "inferwatch_records_total"
 SCRAPE_DURATION = "inferwatch_scrape_duration_seconds"
 STORE_SERIES = "inferwatch_store_series"
 SNAPSHOT_SECONDS = "inferwatch_snapshot_last_success_timestamp_seconds"
+CONFIG_RELOAD_OK = "inferwatch_config_last_reload_successful"
+CONFIG_RELOAD_AT = "inferwatch_config_last_reload_success_timestamp_seconds"
 
 _HELP: dict[str, tuple[Kind, str]] = {
     BUILD_INFO: (Kind.GAUGE, "Build information of the running inferwatch; always 1."),
@@ -36,6 +38,11 @@ _HELP: dict[str, tuple[Kind, str]] = {
     SCRAPE_DURATION: (Kind.GAUGE, "Seconds the last periodic collection of a source took."),
     STORE_SERIES: (Kind.GAUGE, "Series held in the in-memory store."),
     SNAPSHOT_SECONDS: (Kind.GAUGE, "Unix time of the last successful state snapshot."),
+    CONFIG_RELOAD_OK: (
+        Kind.GAUGE,
+        "1 when the last config load (start, SIGHUP or /-/reload) worked, 0 when it failed.",
+    ),
+    CONFIG_RELOAD_AT: (Kind.GAUGE, "Unix time of the last successful config load."),
 }
 
 
@@ -89,6 +96,12 @@ class Telemetry:
 
     def snapshot_ok(self, at: float) -> None:
         self.store.set(SNAPSHOT_SECONDS, (), at)
+
+    def config_reload(self, ok: bool, at: float) -> None:
+        """As Prometheus's ``prometheus_config_last_reload_*``: the start counts as a load."""
+        self.store.set(CONFIG_RELOAD_OK, (), 1.0 if ok else 0.0)
+        if ok:
+            self.store.set(CONFIG_RELOAD_AT, (), at)
 
     def store_size(self) -> None:
         self.store.set(STORE_SERIES, (), float(self.store.series_count()))

@@ -1,106 +1,40 @@
-"""GPU sampling: NVML when the driver is there, a readings file for the demo and tests.
+"""GPU sampling: NVML (``pynvml``) or the fake NVML of a JSON profile, in NVML's own thread.
 
-This module only reads. NVML calls block and can hang on a wedged driver, so they run in the
-worker pool with a timeout; the scheduler's ``max_instances=1`` keeps hung calls from piling up.
-The full NVML collector (clocks, offsets, throttle reasons, PCIe link, per-process memory) is
-the NVML issue's; this is the part the foundation needs.
+This module only reads. A poll runs :class:`NvmlSampler` in the :class:`NvmlWorker` thread with
+``gpus.call_timeout``; a poll that finds the previous one still stuck is skipped and counted
+(``inferwatch_gpu_polls_skipped_total``), one that runs past the timeout is counted
+(``inferwatch_gpu_nvml_call_timeouts_total``). GPUs NVML reports lost are handed to the
+pipeline through :meth:`GpuSource.take_lost` (it writes the ``gpu_lost`` event).
 """
 
 from __future__ import annotations
 
-import json
-from collections.abc import Callable
 from pathlib import Path
-from typing import Any
 
 from inferwatch.clock import Clock
-from inferwatch.errors import NoData
-from inferwatch.model import SampleBatch
-from inferwatch.sources.gpu_readings import GpuReading, normalise_bus_id, reading_samples
+from inferwatch.labels import Labels
+from inferwatch.logsetup import get_logger
+from inferwatch.model import Kind, Sample, SampleBatch
+from inferwatch.sources.gpu_processes import ProcessTable
+from inferwatch.sources.gpu_readings import GpuIdentity, reading_samples
+from inferwatch.sources.nvml_fake import FakeNvml
+from inferwatch.sources.nvml_sampler import NvmlSampler, load_pynvml
+from inferwatch.sources.nvml_worker import NvmlWorker, WorkerBusy
 
-Reader = Callable[[], list[GpuReading]]
-
-
-def read_fake_profile(path: Path) -> list[GpuReading]:
-    """Readings from a JSON file ``{"gpus": [{"index", "uuid", "pci_bus_id", "name", ...}]}``."""
-    try:
-        doc = json.loads(path.read_text(encoding="utf-8"))
-    except FileNotFoundError:
-        raise NoData(f"GPU readings file {path} does not exist") from None
-    except json.JSONDecodeError as exc:
-        raise ValueError(f"{path}:{exc.lineno}:{exc.colno}: invalid JSON: {exc.msg}") from None
-    out = []
-    for i, gpu in enumerate(doc.get("gpus", [])):
-        try:
-            values = {k: float(v) for k, v in gpu.items() if isinstance(v, int | float)}
-            values.pop("index", None)
-            out.append(
-                GpuReading(
-                    index=int(gpu["index"]),
-                    uuid=str(gpu["uuid"]),
-                    pci_bus_id=normalise_bus_id(str(gpu["pci_bus_id"])),
-                    name=str(gpu.get("name", "")),
-                    values=values,
-                )
-            )
-        except (KeyError, ValueError) as exc:
-            raise ValueError(f"{path}: gpus[{i}]: {exc!r}") from None
-    return out
+log = get_logger(__name__)
+TIMEOUTS = "inferwatch_gpu_nvml_call_timeouts_total"
+SKIPPED = "inferwatch_gpu_polls_skipped_total"
 
 
-class NvmlReader:
-    """Reads the basic per-GPU values through ``pynvml`` (nvidia-ml-py)."""
-
-    def __init__(self) -> None:
-        self._nvml: Any = None
-
-    def _init(self) -> Any:
-        if self._nvml is None:
-            try:
-                import pynvml  # noqa: PLC0415  (optional at run time: no driver, no library)
-            except ImportError:
-                raise NoData("nvidia-ml-py is not installed") from None
-            try:
-                pynvml.nvmlInit()
-            except pynvml.NVMLError as exc:
-                raise NoData(f"no NVIDIA driver/NVML here ({exc})") from None
-            self._nvml = pynvml
-        return self._nvml
-
-    def __call__(self) -> list[GpuReading]:
-        nv = self._init()
-        out = []
-        for index in range(nv.nvmlDeviceGetCount()):
-            h = nv.nvmlDeviceGetHandleByIndex(index)
-            mem = nv.nvmlDeviceGetMemoryInfo(h)
-            values = {
-                "temperature_celsius": float(nv.nvmlDeviceGetTemperature(h, 0)),
-                "power_watts": nv.nvmlDeviceGetPowerUsage(h) / 1000.0,
-                "utilization_ratio": nv.nvmlDeviceGetUtilizationRates(h).gpu / 100.0,
-                "memory_used_bytes": float(mem.used),
-                "memory_total_bytes": float(mem.total),
-                "sm_clock_hertz": nv.nvmlDeviceGetClockInfo(h, nv.NVML_CLOCK_SM) * 1e6,
-                "mem_clock_hertz": nv.nvmlDeviceGetClockInfo(h, nv.NVML_CLOCK_MEM) * 1e6,
-            }
-            bus = nv.nvmlDeviceGetPciInfo(h).busId
-            out.append(
-                GpuReading(
-                    index=index,
-                    uuid=_text(nv.nvmlDeviceGetUUID(h)),
-                    pci_bus_id=normalise_bus_id(_text(bus)),
-                    name=_text(nv.nvmlDeviceGetName(h)),
-                    values=values,
-                )
-            )
-        return out
-
-
-def _text(v: str | bytes) -> str:
-    return v.decode() if isinstance(v, bytes) else v
-
-
-def batch(source: str, clock: Clock, readings: list[GpuReading]) -> SampleBatch:
-    return SampleBatch(source=source, at=clock.time(), samples=reading_samples(readings))
+def sampler_for(
+    backend: str, profile: Path | None, processes: ProcessTable | None = None
+) -> NvmlSampler:
+    """The sampler of ``gpus.backend``: the fake reads ``profile``; auto and nvml use pynvml."""
+    if backend == "fake":
+        assert profile is not None  # validated by the config model
+        fake = FakeNvml(profile)
+        return NvmlSampler(lambda: fake, processes)
+    return NvmlSampler(load_pynvml, processes)
 
 
 class GpuSource:
@@ -108,25 +42,63 @@ class GpuSource:
 
     def __init__(
         self,
-        reader: Reader,
+        sampler: NvmlSampler,
         clock: Clock,
-        run_blocking: Callable[[Reader], Any],
-        interval: float = 5.0,
+        interval: float = 2.0,
+        call_timeout: float = 5.0,
         name: str = "gpus",
+        worker: NvmlWorker | None = None,
     ) -> None:
         self.name = name
         self.interval = interval
-        self._reader = reader
+        self.call_timeout = call_timeout
+        self.sampler = sampler
         self._clock = clock
-        self._run_blocking = run_blocking
-        self._seen: set[tuple[str, tuple[tuple[str, str], ...]]] = set()
+        self.worker = worker or NvmlWorker()
+        self.timeouts = 0
+        self.skipped = 0
+        self.identities: list[GpuIdentity] = []
+        self._lost: set[int] = set()
+        self._newly_lost: list[GpuIdentity] = []
+        self._seen: set[tuple[str, Labels]] = set()
+
+    def take_lost(self) -> list[GpuIdentity]:
+        """GPUs that went from answering to lost since the last call."""
+        out, self._newly_lost = self._newly_lost, []
+        return out
+
+    def _self_samples(self) -> tuple[Sample, ...]:
+        return (
+            Sample(TIMEOUTS, (), float(self.timeouts), Kind.COUNTER),
+            Sample(SKIPPED, (), float(self.skipped), Kind.COUNTER),
+        )
 
     async def poll(self) -> SampleBatch:
-        readings: list[GpuReading] = await self._run_blocking(self._reader)
-        if not readings:
-            raise NoData("no GPUs found")
-        b = batch(self.name, self._clock, readings)
-        current = {(s.name, s.labels) for s in b.samples}
+        try:
+            result = await self.worker.run(self.call_timeout, self.sampler.read)
+        except WorkerBusy:
+            self.skipped += 1
+            return SampleBatch(self.name, self._clock.time(), self._self_samples())
+        except TimeoutError:
+            self.timeouts += 1
+            log.warning("NVML call timed out; polls are skipped until it returns",
+                        source=self.name, timeout_s=self.call_timeout)  # fmt: skip
+            return SampleBatch(self.name, self._clock.time(), self._self_samples())
+        lost = {r.identity.index for r in result.readings if not r.up}
+        self._newly_lost.extend(
+            r.identity for r in result.readings if not r.up and r.identity.index not in self._lost
+        )
+        self._lost = lost
+        self.identities = [r.identity for r in result.readings if r.identity.uuid]
+        samples = (
+            *reading_samples(result.readings),
+            *result.process_samples,
+            *self._self_samples(),
+        )
+        current = {(s.name, s.labels) for s in samples}
         gone = tuple(sorted(self._seen - current))
         self._seen = current
-        return SampleBatch(b.source, b.at, b.samples, stale=gone)
+        return SampleBatch(self.name, self._clock.time(), samples, stale=gone)
+
+    def close(self) -> None:
+        self.worker.stop()

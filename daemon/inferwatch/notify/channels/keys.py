@@ -12,6 +12,8 @@ from __future__ import annotations
 from collections.abc import Callable, Iterator, Mapping
 from typing import Any
 
+from inferwatch.config.suggest import did_you_mean
+
 KeyPath = tuple[str, ...]
 
 # Alertmanager's http_config and integration fields that inferwatch knows of but does not
@@ -63,9 +65,24 @@ def unread_keys(
 ) -> list[KeyPath]:
     """Build ``entry`` with ``build`` (its errors propagate) and return the key paths of
     ``entry`` that ``build`` never read, in file order."""
+    return [path for path, _ in unread_problems(build, entry)]
+
+
+def unread_problems(
+    build: Callable[[Mapping[str, Any]], object], entry: Mapping[str, Any]
+) -> list[tuple[KeyPath, str]]:
+    """:func:`unread_keys` with why each is refused, and the nearest key the channel reads at
+    that place when one is close (``send_resolvd`` → "did you mean send_resolved?")."""
     seen: set[KeyPath] = set()
     build(ReadTracker(entry, seen))
-    return list(_unread(entry, seen, ()))
+    out = []
+    for path in _unread(entry, seen, ()):
+        why = describe(path)
+        if path not in UNSUPPORTED:
+            read_here = [p[-1] for p in seen if p[:-1] == path[:-1]]
+            why += did_you_mean(path[-1], sorted(read_here))
+        out.append((path, why))
+    return out
 
 
 def _unread(data: Mapping[str, Any], seen: set[KeyPath], at: KeyPath) -> Iterator[KeyPath]:

@@ -53,25 +53,40 @@ class MessageTemplates:
         given = [k for k in message_keys if raw.get(k) is not None]
         if len(given) > 1:
             raise ValueError(f"{kind}: set only one of {' and '.join(given)}")
-        return cls(
-            title=_parse(raw, "title", kind),
-            message=_parse(raw, given[0], kind) if given else None,
-        )
+        problems: list[tuple[str, str]] = []
+        title = _parse(raw, "title", kind, problems)
+        message = _parse(raw, given[0], kind, problems) if given else None
+        if problems:
+            raise TemplateProblems(problems)
+        return cls(title=title, message=message)
+
+
+class TemplateProblems(ValueError):
+    """Every template of one receiver entry that does not parse, each with its key, so
+    ``inferwatch check`` reports them all, each at its own line."""
+
+    def __init__(self, problems: list[tuple[str, str]]) -> None:
+        super().__init__("; ".join(message for _, message in problems))
+        self.problems = problems
 
 
 NO_TEMPLATES = MessageTemplates()
 
 
-def _parse(raw: Mapping[str, Any], key: str, kind: str) -> Template | None:
+def _parse(
+    raw: Mapping[str, Any], key: str, kind: str, problems: list[tuple[str, str]]
+) -> Template | None:
     text = raw.get(key)
     if text is None:
         return None
     if not isinstance(text, str):
-        raise ValueError(f"{kind}: {key} must be a string (a Go template)")
+        problems.append((key, f"{kind}: {key} must be a string (a Go template)"))
+        return None
     try:
         return compile_notification_template(text, key)
     except TemplateParseError as exc:
-        raise ValueError(redact(f"{kind}: {key} template does not parse: {exc}")) from None
+        problems.append((key, redact(f"{kind}: {key} template does not parse: {exc}")))
+        return None
 
 
 def template_data(payload: Mapping[str, Any]) -> dict[str, Any]:

@@ -156,6 +156,12 @@ class DigestService:
         tz = digest_zone(digest.timezone)
         now = self.clock.time()
         end = scheduled_time(cron_trigger(digest.cron, tz), now)
+        text = await self.render(digest, end)
+        return self.enqueue(digest, text, end, now)
+
+    async def render(self, digest: Digest, end: float) -> DigestText:
+        """The digest of the window ending at ``end``."""
+        tz = digest_zone(digest.timezone)
         start = end - digest.window
         rows = await self._query_events(
             since=start, until=end, types=list(EVENT_TYPES), limit=EVENT_LIMIT
@@ -164,8 +170,16 @@ class DigestService:
         seen = {r.get("key") for r in rows}
         rows += [r for r in others if r.get("key") not in seen]
         summary = summarize(self.store, rows, end=end, window=digest.window, tz=tz)
-        text = render_digest(summary, digest.language or self.config.language, tz)
-        return self.enqueue(digest, text, end, now)
+        return render_digest(summary, digest.language or self.config.language, tz)
+
+    async def preview(self, name: str) -> DigestText:
+        """``inferwatch digest --preview NAME``: the window ending now, rendered, not sent;
+        ``KeyError`` naming the configured digests when there is no such digest."""
+        for digest in self.config.digests:
+            if digest.name == name:
+                return await self.render(digest, self.clock.time())
+        known = ", ".join(d.name for d in self.config.digests) or "none configured"
+        raise KeyError(f"no digest {name!r} (digests: {known})")
 
     def enqueue(self, digest: Digest, text: DigestText, scheduled: float, now: float) -> int:
         service = self._notify()
