@@ -14,6 +14,7 @@ from typing import Any
 from inferwatch.clock import Clock
 from inferwatch.config.models import Config, EngineConfig
 from inferwatch.derive.kernel.pipeline import PipelineSettings
+from inferwatch.pipeline.canary import CanaryWatch
 from inferwatch.pipeline.dispatch import LineHandler, StatusHandler
 from inferwatch.pipeline.engine import EngineIngest, local_tz
 from inferwatch.pipeline.gpus import GpuPolling, describe_gpu_metrics
@@ -210,11 +211,22 @@ def build_services(ctx: BuildContext) -> Built:
     return built
 
 
+def build_canaries(ctx: BuildContext) -> Built:
+    built = Built()
+    for engine in ctx.config.engines:
+        if engine.canary is not None:
+            watch = CanaryWatch(engine, engine.canary, ctx.store, ctx.sink, ctx.clock)
+            built.polled.append(watch)
+            built.reports.setdefault("canaries", []).append(watch.status)
+    return built
+
+
 FACTORIES: dict[str, Callable[[BuildContext], Built]] = {
     "kernel": build_kernel,
     "gpus": build_gpus,
     "engines": build_engines,
     "services": build_services,
+    "canaries": build_canaries,
 }
 
 
