@@ -247,6 +247,15 @@ class DownloadConfig(_Strict):
     path: Path | None = None
 
 
+class HostConfig(_Strict):
+    """The host's memory (meminfo, pressure stalls): on by default."""
+
+    enabled: bool = True
+    interval: Duration = Field(default=10.0, gt=0)
+    # files whose page-cache residency is sampled every 10 minutes (e.g. a memory-mapped table)
+    resident_files: list[Path] = Field(default_factory=list)
+
+
 class SilenceFile(_Strict):
     """A maintenance flag file: while it exists, alerts matching ``matchers`` are silenced."""
 
@@ -301,6 +310,7 @@ class Config(_Strict):
     gpus: GpuConfig = GpuConfig()
     services: list[ServiceConfig] = Field(default_factory=list)
     downloads: list[DownloadConfig] = Field(default_factory=list)
+    host: HostConfig = HostConfig()
     rule_files: list[str] = Field(default_factory=lambda: [SHIPPED_RULES])
     silence_files: list[SilenceFile] = Field(default_factory=list)
     digests: list[Digest] = Field(default_factory=list)

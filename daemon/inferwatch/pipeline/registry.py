@@ -18,6 +18,7 @@ from inferwatch.pipeline.canary import CanaryWatch
 from inferwatch.pipeline.dispatch import LineHandler, StatusHandler
 from inferwatch.pipeline.engine import EngineIngest, local_tz
 from inferwatch.pipeline.gpus import GpuPolling, describe_gpu_metrics
+from inferwatch.pipeline.host import HostWatch
 from inferwatch.pipeline.kernel import KernelIngest
 from inferwatch.pipeline.services import ServiceWatch
 from inferwatch.pipeline.sink import EventSink
@@ -221,12 +222,24 @@ def build_canaries(ctx: BuildContext) -> Built:
     return built
 
 
+def build_host(ctx: BuildContext) -> Built:
+    cfg = ctx.config.host
+    if not cfg.enabled:
+        return Built(disabled=["host (host.enabled: false)"])
+
+    async def run_blocking(timeout: float, fn: Callable[[], Any]) -> Any:
+        return await ctx.pool.run(timeout, fn)
+
+    return Built(polled=[HostWatch(cfg, ctx.config.paths.proc, ctx.store, ctx.clock, run_blocking)])
+
+
 FACTORIES: dict[str, Callable[[BuildContext], Built]] = {
     "kernel": build_kernel,
     "gpus": build_gpus,
     "engines": build_engines,
     "services": build_services,
     "canaries": build_canaries,
+    "host": build_host,
 }
 
 
