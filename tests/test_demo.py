@@ -69,17 +69,28 @@ def _get(url: str) -> str | None:
         return None
 
 
-def test_demo_serves_every_gpu_series_within_twelve_seconds() -> None:
-    promtool = require_tool("promtool")
+def _start_demo() -> tuple[subprocess.Popen[bytes], int]:
+    """A 40-second demo on a free port, once its /metrics answers (interpreter start-up)."""
     port = free_port()
     proc = subprocess.Popen(
         [sys.executable, "-m", "inferwatch", "demo", "--duration", "40",
          "--listen", f"127.0.0.1:{port}", "--log-level", "warning"],
         stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
     )  # fmt: skip
+    try:
+        wait_until(lambda: _get(f"http://127.0.0.1:{port}/metrics"), 60, "the demo's /metrics")
+    except BaseException:
+        proc.kill()
+        proc.wait()
+        raise
+    return proc, port
+
+
+def test_demo_serves_every_gpu_series_within_twelve_seconds() -> None:
+    promtool = require_tool("promtool")
+    proc, port = _start_demo()
     url = f"http://127.0.0.1:{port}/metrics"
     try:
-        wait_until(lambda: _get(url), 60, "the demo's /metrics")  # interpreter start-up
         missing: list[str] = []
 
         def complete() -> str | None:
@@ -115,15 +126,9 @@ def _state(text: str, state: str) -> bool:
 def test_demo_service_goes_down_and_comes_back_within_25_seconds() -> None:
     """The demo's loopback API server is killed and started again: /metrics shows its service
     up, down (EngineDown firing) and up again, all within 25 s of the demo's start."""
-    port = free_port()
-    proc = subprocess.Popen(
-        [sys.executable, "-m", "inferwatch", "demo", "--duration", "40",
-         "--listen", f"127.0.0.1:{port}", "--log-level", "warning"],
-        stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
-    )  # fmt: skip
+    proc, port = _start_demo()
     url = f"http://127.0.0.1:{port}/metrics"
     try:
-        wait_until(lambda: _get(url), 60, "the demo's /metrics")  # interpreter start-up
         started = time.monotonic()
         wait_until(lambda: _state(_get(url) or "", "up"), 25, "demo-api up")
 

@@ -8,9 +8,10 @@ from __future__ import annotations
 
 import re
 from pathlib import Path
-from typing import Literal
+from typing import Annotated, Literal
 
 from pydantic import (
+    AfterValidator,
     BaseModel,
     ConfigDict,
     Field,
@@ -44,6 +45,16 @@ _NAME = re.compile(r"^[A-Za-z0-9_.-]+$")
 DEFAULT_LISTEN = "127.0.0.1:9945"
 REFERENCES_CHECKED = "references_checked"
 """Validation context key: the caller checked cross-references (config.crossref) itself."""
+
+
+def _check_name(v: str) -> str:
+    """A name that becomes a label value and part of a source's name."""
+    if not _NAME.match(v):
+        raise ValueError("use letters, digits, '.', '_' and '-' only")
+    return v
+
+
+Name = Annotated[str, AfterValidator(_check_name)]
 
 
 class _Strict(BaseModel):
@@ -94,7 +105,7 @@ class CanaryConfig(_Strict):
 
 
 class EngineConfig(_Strict):
-    name: str
+    name: Name
     kind: Literal["vllm", "sglang", "llamacpp"] = "vllm"
     log: list[str] = Field(default_factory=list)
     journald_unit: str | None = None
@@ -109,13 +120,6 @@ class EngineConfig(_Strict):
     stats_stale_after: Duration = Field(default=STATS_STALE_AFTER_S, gt=0)
     alert_max_age: Duration = 600.0  # a first start's older log lines are counted, never paged
     canary: CanaryConfig | None = None  # off by default: it costs GPU time
-
-    @field_validator("name")
-    @classmethod
-    def _name(cls, v: str) -> str:
-        if not _NAME.match(v):
-            raise ValueError("use letters, digits, '.', '_' and '-' only")
-        return v
 
     @field_validator("log", mode="before")
     @classmethod
@@ -186,7 +190,7 @@ class ServiceConfig(_Strict):
     """A service whose readiness is probed (issue 14): the unit or container, its process's
     command line, the port it listens on, and an HTTP or WebSocket handshake, debounced."""
 
-    name: str
+    name: Name
     engine: str | None = None  # the engine it serves: its series and alerts carry ``engine``
     unit: str | None = None
     user_unit: str | None = None
@@ -203,13 +207,6 @@ class ServiceConfig(_Strict):
     down_after: int = Field(default=3, ge=1)
     flap_changes: int = Field(default=6, ge=1)
     flap_window: Duration = Field(default=600.0, gt=0)
-
-    @field_validator("name")
-    @classmethod
-    def _name(cls, v: str) -> str:
-        if not _NAME.match(v):
-            raise ValueError("use letters, digits, '.', '_' and '-' only")
-        return v
 
     @field_validator("http_url", "ws_url")
     @classmethod
