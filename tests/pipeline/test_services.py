@@ -255,3 +255,80 @@ def _systemd_answers() -> bool:
     except FileNotFoundError:
         return False
     return done.returncode == 0
+
+
+def test_websocket_handshake(engine: Engine) -> None:
+    port = free_port()
+    cfg = ServiceConfig(name="ws", ws_url=f"ws://127.0.0.1:{port}/ws", startup_grace=0)
+    h = Harness(cfg)
+    h.polls(3)
+    assert h.transitions() == [("unknown", "down", "ws")]
+    assert "WebSocket" in h.events[-1].details["reason"]
+    server = subprocess.Popen([sys.executable, str(ENGINE.with_name("fake_ws.py")), str(port)])
+    engine.procs.append(server)
+    wait_until(lambda: _listening(port), 20, "the WebSocket server")
+    h.polls(2)
+    assert h.transitions()[-1] == ("down", "up", "")
+    assert h.value("inferwatch_probe_success", check="ws") == 1
+
+
+def _fake_tool(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, name: str, script: str) -> Path:
+    """A stand-in for ``name`` on PATH (no systemd, no docker daemon here); it logs its args."""
+    bindir = tmp_path / "bin"
+    bindir.mkdir(exist_ok=True)
+    args = tmp_path / f"{name}.args"
+    tool = bindir / name
+    tool.write_text(f'#!/bin/sh\necho "$@" >> {args}\n{script}\n')
+    tool.chmod(0o755)
+    monkeypatch.setenv("PATH", f"{bindir}{os.pathsep}{os.environ['PATH']}")
+    return args
+
+
+def test_user_unit_asks_the_user_manager(
+    engine: Engine, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    proc = engine.start(free_port())
+    args = _fake_tool(
+        tmp_path, monkeypatch, "systemctl", f"printf 'ActiveState=active\\nMainPID={proc.pid}\\n'"
+    )
+    h = Harness(ServiceConfig(name="svc", user_unit="nvfp4.service", signature=SIG))
+    h.polls(2)
+    assert h.transitions() == [("unknown", "up", "")]
+    assert args.read_text().splitlines()[0].startswith("--user show -p LoadState,ActiveState")
+
+
+def test_container_states(engine: Engine, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    state = tmp_path / "state.json"
+    _fake_tool(
+        tmp_path,
+        monkeypatch,
+        "docker",
+        f'[ -s {state} ] || {{ echo "Error: No such object: vllm" >&2; exit 1; }}\n'
+        f'printf "%s\\t2\\n" "$(cat {state})"',
+    )
+    port = free_port()
+    engine.start(port)
+    cfg = ServiceConfig(name="lab", container="vllm", port=port, startup_grace=0)
+    h = Harness(cfg)
+    h.polls(3)
+    assert h.transitions() == [("unknown", "down", "container")]
+    assert "container vllm does not exist" in h.events[-1].details["reason"]
+    state.write_text('{"Status":"running","Running":true,"Pid":0,"Health":{"Status":"healthy"}}')
+    h.polls(2)
+    assert h.transitions()[-1] == ("down", "up", "")
+    state.write_text('{"Status":"running","Running":true,"Pid":0,"Health":{"Status":"unhealthy"}}')
+    h.polls(3)
+    assert h.transitions()[-1] == ("up", "down", "container")
+    assert h.events[-1].details["reason"] == "container vllm is unhealthy"
+
+
+def test_port_file_older_than_its_process_is_stale(engine: Engine, tmp_path: Path) -> None:
+    port_file = tmp_path / "engine.port"
+    port = free_port()
+    port_file.write_text(f"{port}\n")
+    os.utime(port_file, (time.time() - 3600, time.time() - 3600))  # left by an earlier run
+    engine.start(port)  # listens on it, but did not write it
+    h = Harness(ServiceConfig(name="svc", signature=SIG, port_file=port_file, startup_grace=0))
+    h.polls(1)
+    detail = h.watch.status()["checks"]["port_file"]["detail"]
+    assert "stale port file" in detail and "written before pid" in detail
