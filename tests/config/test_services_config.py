@@ -70,3 +70,12 @@ def test_canary_is_off_by_default_and_has_defaults() -> None:
     assert problems("engines:\n  - name: a\n    canary: {every: never}\n")[0].startswith(
         "c.yaml:3:14: engines[0].canary.every: "
     )
+
+
+def test_service_engine_must_be_configured() -> None:
+    text = "engines:\n  - name: main\nservices:\n  - name: a\n    engine: mian\n    port: 1\n"
+    assert problems(text) == [
+        "c.yaml:5:5: services[0].engine: engine 'mian' is not defined (engines: main)"
+    ]
+    # without engines configured, the implicit engine's name is not checked
+    assert parse_config("services:\n  - {name: a, engine: x, port: 1}\n", "c.yaml").services

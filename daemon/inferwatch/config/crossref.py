@@ -1,5 +1,5 @@
 """Cross-references in a config file: every receiver a route or ``fallback_receiver`` names is
-defined, and engine and service names are unique.
+defined, engine and service names are unique, and a service's ``engine`` is a configured one.
 
 Checked on the file's raw mapping, not on the validated model, so ``inferwatch check`` reports
 them in the same pass as every other problem (a model validator runs only once all fields are
@@ -42,6 +42,17 @@ def reference_problems(data: dict[str, Any], located: Located, name: str) -> lis
                 if entry_name in seen:
                     report((key, i, "name"), f"{what} name {entry_name!r} is used twice")
                 seen.add(entry_name)
+    engines = data.get("engines")
+    services = data.get("services")
+    if isinstance(engines, list) and engines and isinstance(services, list):
+        names = {e.get("name") for e in engines if isinstance(e, dict)}
+        for i, service in enumerate(services):
+            ref = service.get("engine") if isinstance(service, dict) else None
+            if isinstance(ref, str) and ref not in names:
+                known = ", ".join(sorted(str(n) for n in names if isinstance(n, str)))
+                report(
+                    ("services", i, "engine"), f"engine {ref!r} is not defined (engines: {known})"
+                )
     return problems
 
 
