@@ -47,11 +47,12 @@ def reference_problems(data: dict[str, Any], located: Located, name: str) -> lis
     if isinstance(engines, list) and engines and isinstance(services, list):
         names = {e.get("name") for e in engines if isinstance(e, dict)}
         for i, service in enumerate(services):
-            ref = service.get("engine") if isinstance(service, dict) else None
-            if isinstance(ref, str) and ref not in names:
+            served = service.get("engine") if isinstance(service, dict) else None
+            if isinstance(served, str) and served not in names:
                 known = ", ".join(sorted(str(n) for n in names if isinstance(n, str)))
                 report(
-                    ("services", i, "engine"), f"engine {ref!r} is not defined (engines: {known})"
+                    ("services", i, "engine"),
+                    f"engine {served!r} is not defined (engines: {known})",
                 )
     return problems
 
