@@ -1,8 +1,10 @@
 """``inferwatch demo``: the real daemon on a simulated host.
 
 A temporary directory receives a vLLM engine log written (and rotated) by a real logging
-handler and GPU readings for two cards; the daemon follows them with its real sources, the
-same way it follows a production host. At the end the demo says what travelled through.
+handler and GPU readings for two cards, and a real loopback HTTP server stands in for the
+engine's API (killed and started again: its watched service goes down and comes back); the
+daemon follows them with its real sources, the same way it follows a production host. At
+the end the demo says what travelled through.
 """
 
 from __future__ import annotations
@@ -10,6 +12,7 @@ from __future__ import annotations
 import asyncio
 import os
 import random
+import socket
 import tempfile
 import time
 from pathlib import Path
@@ -21,6 +24,7 @@ from inferwatch.demo_host import (
     OFFSET_LOST_AFTER_S,
     SCENARIO,
     SM_LOCK_MHZ,
+    DemoService,
     GpuScene,
     crash_lines,
     download_config,
@@ -37,7 +41,7 @@ log = get_logger(__name__)
 WINDOW_S = 1.0  # one simulated 10-s stats window per second of demo time
 
 
-def demo_config(workdir: Path, listen: str) -> str:
+def demo_config(workdir: Path, listen: str, service: DemoService | None = None) -> str:
     devices = "".join(
         f"    - {{index: {i}, clock_offset_mhz: {{graphics: {mhz}}}, "
         f"sm_clock_lock_mhz: {SM_LOCK_MHZ}, pcie_generation: 2, pcie_width: 16, "
@@ -51,7 +55,7 @@ def demo_config(workdir: Path, listen: str) -> str:
         f"  expected: 2\n  devices:\n{devices}"
         "engines:\n"
         "  - name: demo\n    kind: vllm\n"
-        f"    log: {workdir / 'engine.log'}\n"
+        f"    log: {workdir / 'engine.log'}\n" + (service.config() if service is not None else "")
     )
 
 
@@ -111,11 +115,15 @@ async def run_demo(listen: str = "127.0.0.1:9945", duration: float | None = None
         (workdir / "engine.log").touch()  # the engine "exists" before the daemon looks
         # A model download by a real child process: it finishes (DownloadFinished) in ~12 s.
         downloader = spawn_download(workdir / "download")
-        text = demo_config(workdir, listen) + download_config(workdir / "download", downloader.pid)
+        service = DemoService(workdir, _free_port())
+        text = demo_config(workdir, listen, service) + download_config(
+            workdir / "download", downloader.pid
+        )
         config = parse_config(text, "<demo>")
         daemon = Daemon(config, workdir / "state")
         stop = asyncio.Event()
         writer = asyncio.create_task(simulate(workdir, stop, zombie_pid=zombie.pid))
+        api = asyncio.create_task(service.cycle(stop))
         runner = asyncio.create_task(daemon.run())
         log.info("demo running", workdir=str(workdir), listen=listen, duration=duration)
         if duration is not None:
@@ -128,6 +136,7 @@ async def run_demo(listen: str = "127.0.0.1:9945", duration: float | None = None
         code = await runner
         stop.set()
         written = await writer
+        await api
         zombie.wait()  # reaped at last
         downloader.kill()  # done long ago unless the demo was stopped early
         downloader.wait()
@@ -137,6 +146,13 @@ async def run_demo(listen: str = "127.0.0.1:9945", duration: float | None = None
             log.error("no engine log line travelled through the file tailer")
             return 1
         return code
+
+
+def _free_port() -> int:
+    """A loopback port nobody listens on now (for the demo's service)."""
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
 
 
 def _lines_read(daemon: Daemon) -> int:

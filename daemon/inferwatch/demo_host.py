@@ -8,6 +8,7 @@ Only writers live here; the daemon reads what they write through its real source
 
 from __future__ import annotations
 
+import asyncio
 import json
 import logging
 import logging.handlers
@@ -242,3 +243,67 @@ def download_config(directory: Path, pid: int) -> str:
         f"downloads:\n  - name: demo-model\n    directory: {directory}\n    pid: {pid}\n"
         f"    expected_bytes: {DOWNLOAD_BYTES}\n    interval: 1s\n"
     )
+
+
+SERVICE_UP_S = 8.0  # the demo service answers this long, is killed, and is back after
+SERVICE_DOWN_S = 6.0
+
+
+class DemoService:
+    """A real loopback HTTP server (a child ``python -m http.server``) standing in for an
+    engine's API: its ``/health`` is a file in its directory. ``cycle`` kills it after
+    ``SERVICE_UP_S`` and starts it again ``SERVICE_DOWN_S`` later, so the demo's watched service
+    goes down and comes back (EngineDown fires and resolves)."""
+
+    def __init__(self, workdir: Path, port: int) -> None:
+        self.www = workdir / "www"
+        self.www.mkdir(exist_ok=True)
+        (self.www / "health").write_text("ok\n", encoding="utf-8")
+        self.port = port
+        self.proc: subprocess.Popen[bytes] | None = None
+
+    def start(self) -> None:
+        self.proc = subprocess.Popen(
+            [sys.executable, "-m", "http.server", "--bind", "127.0.0.1",
+             "--directory", str(self.www), str(self.port)],
+            stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+        )  # fmt: skip
+
+    def stop(self) -> None:
+        if self.proc is not None:
+            if self.proc.poll() is None:
+                self.proc.kill()
+            self.proc.wait()
+            self.proc = None
+
+    def config(self) -> str:
+        """Its entry in the demo's ``services:``."""
+        return (
+            "services:\n"
+            "  - name: demo-api\n    engine: demo\n"
+            f"    signature: '{self.www}'\n    port: {self.port}\n"
+            f"    http_url: http://127.0.0.1:{self.port}/health\n"
+            "    interval: 1s\n    startup_grace: 3s\n"
+        )
+
+    async def cycle(self, stop: asyncio.Event) -> None:
+        """Up, killed, back: until ``stop``; the server is gone when it returns."""
+        try:
+            while not stop.is_set():
+                self.start()
+                if await _wait(stop, SERVICE_UP_S):
+                    return
+                self.stop()
+                if await _wait(stop, SERVICE_DOWN_S):
+                    return
+        finally:
+            self.stop()
+
+
+async def _wait(stop: asyncio.Event, seconds: float) -> bool:
+    """Wait ``seconds`` or until ``stop``; True if stopped."""
+    try:
+        await asyncio.wait_for(stop.wait(), seconds)
+    except TimeoutError:
+        return False
+    return True
