@@ -21,9 +21,11 @@ from inferwatch.demo_host import (
     OFFSET_LOST_AFTER_S,
     SCENARIO,
     SM_LOCK_MHZ,
+    XID_INCIDENT_AFTER_S,
     GpuScene,
     engine_logger,
     gpu_profile,
+    kernel_incident_lines,
     spawn_zombie,
     stats_lines,
     write_json_atomic,
@@ -43,7 +45,7 @@ def demo_config(workdir: Path, listen: str) -> str:
     )
     return (
         f"listen: {listen}\n"
-        "kernel:\n  source: 'off'\n"
+        f"kernel:\n  source: file\n  path: {workdir / 'kern.log'}\n"
         f"gpus:\n  backend: fake\n  profile: {workdir / 'gpus.json'}\n  interval: 1s\n"
         f"  expected: 2\n  devices:\n{devices}"
         "engines:\n"
@@ -59,11 +61,13 @@ async def simulate(
 
     The GPUs list the demo itself as the engine's process (running) and ``zombie_pid``, a child
     that exited and is not reaped; ``OFFSET_LOST_AFTER_S`` after the start GPU1's VF offset is
-    gone (``GpuClockOffsetLost`` fires two minutes later)."""
+    gone (``GpuClockOffsetLost`` fires two minutes later); ``XID_INCIDENT_AFTER_S`` after the
+    start both GPUs log the same Xid 31 in the kernel log (``GpuMmuFaultOnAllRanks``)."""
     rng = random.Random(seed)  # noqa: S311 - simulation, not security
     logger = engine_logger(workdir / "engine.log")
     written = 0
     started = time.monotonic()
+    incident_written = False
     try:
         while not stop.is_set():
             for phase in SCENARIO:
@@ -77,6 +81,10 @@ async def simulate(
                         zombie_pid=zombie_pid,
                     )
                     write_json_atomic(workdir / "gpus.json", gpu_profile(scene))
+                    if not incident_written and time.monotonic() - started >= XID_INCIDENT_AFTER_S:
+                        with (workdir / "kern.log").open("a", encoding="utf-8") as kern:
+                            kern.writelines(kernel_incident_lines(now))
+                        incident_written = True
                     if phase.running or rng.random() < 0.5:
                         for line in stats_lines(phase, now, rng):
                             logger.info(line)
@@ -100,6 +108,7 @@ async def run_demo(listen: str = "127.0.0.1:9945", duration: float | None = None
         scene = GpuScene(time.time(), False, engine_pid=os.getpid(), zombie_pid=zombie.pid)
         write_json_atomic(workdir / "gpus.json", gpu_profile(scene))
         (workdir / "engine.log").touch()  # the engine "exists" before the daemon looks
+        (workdir / "kern.log").touch()
         config = parse_config(demo_config(workdir, listen), "<demo>")
         daemon = Daemon(config, workdir / "state")
         stop = asyncio.Event()
