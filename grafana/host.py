@@ -412,11 +412,29 @@ def alerts_row(d: dashboard.Dashboard) -> None:
             w=12,
         )
     )
+    notification_latency(d)
     d.with_panel(
         grid(
             "Active since",
             "Seconds each pending or firing alert has been active.",
             [(f"time() - inferwatch_alerts_for_state{{{H}}}", "")],
+        )
+    )
+
+
+def notification_latency(d: dashboard.Dashboard) -> None:
+    d.with_panel(
+        graph(
+            "Notification latency",
+            "From an alert's transition to its message delivered, per receiver (99th percentile).",
+            [
+                (
+                    "histogram_quantile(0.99, sum by (le, receiver) "
+                    f"(rate(inferwatch_notification_latency_seconds_bucket{{{H}}}[{RATE}])))",
+                    "{{receiver}} p99",
+                )
+            ],
+            "s",
         )
     )
 
@@ -580,10 +598,14 @@ def self_row(d: dashboard.Dashboard) -> None:
     d.with_panel(
         graph(
             "Notifications and outbox",
-            "Messages waiting in the outbox (on disk and in memory).",
+            "Messages waiting in the outbox (on disk and in memory), and messages sent by outcome.",
             [
                 (f"inferwatch_outbox_pending{{{H}}}", "outbox"),
                 (f"inferwatch_outbox_memory_pending{{{H}}}", "in memory"),
+                (
+                    f"increase(inferwatch_notifications_total{{{H}}}[{RATE}])",
+                    "{{receiver}} {{integration}} {{outcome}}",
+                ),
             ],
         )
     )
