@@ -109,10 +109,15 @@ def start_alertmanager(s: Stack, hook: str) -> str:
 
 
 def start_prometheus(
-    s: Stack, targets: list[tuple[str, dict[str, str]]], alertmanager: str | None = None
+    s: Stack,
+    targets: list[tuple[str, dict[str, str]]],
+    alertmanager: str | None = None,
+    daemon_notifies: str | None = None,
 ) -> str:
     """deploy/prometheus/prometheus.yml (its rule files copied beside it) scraping ``targets``
-    (address, target labels) every second; returns the base URL once every target is up."""
+    (address, target labels) every second; ``daemon_notifies``: the regex of instances whose
+    alerts it drops (the file's example otherwise). Returns the base URL once every target
+    is up."""
     binary = require_tool("prometheus")
     config = yaml.safe_load((DEPLOY / "prometheus" / "prometheus.yml").read_text())
     config["global"] = {
@@ -124,6 +129,11 @@ def start_prometheus(
         shutil.copyfile(DEPLOY / "prometheus" / name, s.tmp / name)
     (job,) = config["scrape_configs"]
     job["static_configs"] = [{"targets": [addr], "labels": labels} for addr, labels in targets]
+    if daemon_notifies:
+        (drop,) = [
+            r for r in config["alerting"]["alert_relabel_configs"] if r.get("action") == "drop"
+        ]
+        drop["regex"] = daemon_notifies
     if alertmanager:
         am_target = alertmanager.removeprefix("http://")
         config["alerting"]["alertmanagers"] = [{"static_configs": [{"targets": [am_target]}]}]

@@ -22,6 +22,7 @@ from integration.promstack import (
 
 pytestmark = pytest.mark.integration
 
+ALERT = "GpuMmuFaultOnAllRanks"
 NOW = time.strftime("%b %d %H:%M:%S").replace(" 0", "  ", 1)
 XID_79 = (
     f"{NOW} gpu-09 kernel: NVRM: Xid (PCI:0000:5e:00): 79, pid=1234, name=python3, "
@@ -35,15 +36,29 @@ def test_a_shipped_rule_pages_through_alertmanager_and_a_daemon_pushes_into_it(
     with stack(tmp_path) as s, Sink() as sink:
         am = start_alertmanager(s, sink.url)
         demo = start_demo(s)
+        # The demo scraped as two hosts: "demo" pages through Prometheus, "quiet" is one whose
+        # daemon notifies by itself, so Prometheus sends none of its alerts.
+        address = f"127.0.0.1:{demo}"
         prom = start_prometheus(
-            s, [(f"127.0.0.1:{demo}", {"host": "demo", "alerting": "prometheus"})], am
-        )
+            s,
+            [(address, {"host": "demo", "instance": "demo"}),
+             (address, {"host": "quiet", "instance": "quiet"})],
+            am,
+            daemon_notifies="quiet",
+        )  # fmt: skip
         # The demo's scripted dual-GPU Xid 31 incident, evaluated by Prometheus.
-        (alert, *_) = wait_until(
-            lambda: sink.firing("GpuMmuFaultOnAllRanks"), 60, "the incident's webhook"
-        )
+        (alert, *_) = wait_until(lambda: sink.firing(ALERT), 60, "the incident's webhook")
         assert alert["labels"]["host"] == "demo"
         assert alert["labels"]["classification"] == "software-oob-all-ranks"
+        firing = get_json(f"{prom}/api/v1/alerts")["data"]["alerts"]
+        assert {a["labels"]["host"] for a in firing if a["labels"]["alertname"] == ALERT} == {
+            "demo", "quiet"
+        }  # fmt: skip
+        listed = get_json(f"{am}/api/v2/alerts")  # sent in one batch: both or neither
+        assert {a["labels"]["host"] for a in listed if a["labels"]["alertname"] == ALERT} == {
+            "demo"
+        }
+        assert {a["labels"]["host"] for a in sink.firing(ALERT)} == {"demo"}
         assert alert["generatorURL"].endswith("&g0.tab=1")  # from Prometheus, not inferwatch
         rules = get_json(f"{prom}/api/v1/rules") or {}
         names = {g["name"] for g in rules["data"]["groups"]}

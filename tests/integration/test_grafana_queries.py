@@ -109,9 +109,7 @@ def test_dashboards_draw_the_demos_metrics_through_prometheus(tmp_path: Path) ->
     with stack(tmp_path) as s:
         started = time.monotonic()
         demo = start_demo(s)
-        prom = start_prometheus(
-            s, [(f"127.0.0.1:{demo}", {"host": "demo", "alerting": "prometheus"})]
-        )
+        prom = start_prometheus(s, [(f"127.0.0.1:{demo}", {"host": "demo", "instance": "demo"})])
         scraping_since = time.time()
 
         needed = drawn - PENDING_FAMILIES
