@@ -14,7 +14,7 @@ import pytest
 import yaml
 
 from conftest import IN_CI, REPO
-from grafana.dashboards import dashboard_files, expressions, load, panels, variables
+from grafana.dashboard_json import dashboard_files, expressions, load, panels, variables
 
 PROM_NAME = re.compile(r"(?<![\w:])(prom:[\w:]+)")
 

@@ -13,7 +13,7 @@ import pytest
 from prometheus_client.parser import text_string_to_metric_families
 
 from conftest import wait_until
-from grafana.dashboards import expressions, families, load, variables
+from grafana.dashboard_json import expressions, families, load, variables
 from integration.promstack import get_json, stack, start_demo, start_prometheus
 
 pytestmark = pytest.mark.integration
