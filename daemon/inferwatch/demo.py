@@ -24,12 +24,14 @@ from inferwatch.demo_host import (
     OFFSET_LOST_AFTER_S,
     SCENARIO,
     SM_LOCK_MHZ,
+    XID_INCIDENT_AFTER_S,
     DemoService,
     GpuScene,
     crash_lines,
     download_config,
     engine_logger,
     gpu_profile,
+    kernel_incident_lines,
     spawn_download,
     spawn_zombie,
     stats_lines,
@@ -50,7 +52,7 @@ def demo_config(workdir: Path, listen: str, service: DemoService | None = None) 
     )
     return (
         f"listen: {listen}\n"
-        "kernel:\n  source: 'off'\n"
+        f"kernel:\n  source: file\n  path: {workdir / 'kern.log'}\n"
         f"gpus:\n  backend: fake\n  profile: {workdir / 'gpus.json'}\n  interval: 1s\n"
         f"  expected: 2\n  devices:\n{devices}"
         "engines:\n"
@@ -66,12 +68,14 @@ async def simulate(
 
     The GPUs list the demo itself as the engine's process (running) and ``zombie_pid``, a child
     that exited and is not reaped; ``OFFSET_LOST_AFTER_S`` after the start GPU1's VF offset is
-    gone (``GpuClockOffsetLost`` fires two minutes later)."""
+    gone (``GpuClockOffsetLost`` fires two minutes later); ``XID_INCIDENT_AFTER_S`` after the
+    start both GPUs log the same Xid 31 in the kernel log (``GpuMmuFaultOnAllRanks``)."""
     rng = random.Random(seed)  # noqa: S311 - simulation, not security
     logger = engine_logger(workdir / "engine.log")
     written = 0
     started = time.monotonic()
     crashed = False
+    incident_written = False
     try:
         while not stop.is_set():
             for phase in SCENARIO:
@@ -90,6 +94,10 @@ async def simulate(
                         zombie_pid=zombie_pid,
                     )
                     write_json_atomic(workdir / "gpus.json", gpu_profile(scene))
+                    if not incident_written and time.monotonic() - started >= XID_INCIDENT_AFTER_S:
+                        with (workdir / "kern.log").open("a", encoding="utf-8") as kern:
+                            kern.writelines(kernel_incident_lines(now))
+                        incident_written = True
                     if phase.running or rng.random() < 0.5:
                         for line in stats_lines(phase, now, rng):
                             logger.info(line)
@@ -116,6 +124,7 @@ async def run_demo(listen: str = "127.0.0.1:9945", duration: float | None = None
         # A model download by a real child process: it finishes (DownloadFinished) in ~12 s.
         downloader = spawn_download(workdir / "download")
         service = DemoService(workdir, _free_port())
+        (workdir / "kern.log").touch()
         text = demo_config(workdir, listen, service) + download_config(
             workdir / "download", downloader.pid
         )

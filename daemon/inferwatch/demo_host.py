@@ -307,3 +307,21 @@ async def _wait(stop: asyncio.Event, seconds: float) -> bool:
     except TimeoutError:
         return False
     return True
+
+
+# The demo's kernel-log scene (kernel.source: file): both GPUs log the same Xid 31 MMU fault
+# within a second, from the engine's process, as host A's did when the engine read out of
+# bounds on every tensor-parallel rank: one software-oob-all-ranks incident, one critical alert.
+XID_INCIDENT_AFTER_S = 8.0
+
+
+def kernel_incident_lines(now: float, host: str = "demo") -> list[str]:
+    """The two kern.log lines (syslog format, local time, no year) of the scripted incident."""
+    stamp = time.strftime("%b %d %H:%M:%S", time.localtime(now)).replace(" 0", "  ", 1)
+    return [
+        f"{stamp} {host} kernel: NVRM: Xid (PCI:{bus[-12:-2].lower()}): 31, pid={ENGINE_PID}, "
+        "name=python3, channel 0x00000002, intr 00000000. MMU Fault: ENGINE GRAPHICS GPC6 "
+        "GPCCLIENT_T1_13 faulted @ 0x7f2a_320c2000. Fault is of type FAULT_PDE "
+        "ACCESS_TYPE_VIRT_READ\n"
+        for bus in GPU_BUSES
+    ]
