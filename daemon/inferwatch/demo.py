@@ -25,6 +25,7 @@ from inferwatch.demo_host import (
     SCENARIO,
     SM_LOCK_MHZ,
     XID_INCIDENT_AFTER_S,
+    DemoOpenAI,
     DemoService,
     GpuScene,
     crash_lines,
@@ -43,7 +44,12 @@ log = get_logger(__name__)
 WINDOW_S = 1.0  # one simulated 10-s stats window per second of demo time
 
 
-def demo_config(workdir: Path, listen: str, service: DemoService | None = None) -> str:
+def demo_config(
+    workdir: Path,
+    listen: str,
+    service: DemoService | None = None,
+    api: DemoOpenAI | None = None,
+) -> str:
     devices = "".join(
         f"    - {{index: {i}, clock_offset_mhz: {{graphics: {mhz}}}, "
         f"sm_clock_lock_mhz: {SM_LOCK_MHZ}, pcie_generation: 2, pcie_width: 16, "
@@ -55,9 +61,12 @@ def demo_config(workdir: Path, listen: str, service: DemoService | None = None) 
         f"kernel:\n  source: file\n  path: {workdir / 'kern.log'}\n"
         f"gpus:\n  backend: fake\n  profile: {workdir / 'gpus.json'}\n  interval: 1s\n"
         f"  expected: 2\n  devices:\n{devices}"
+        f"host:\n  resident_files: [{workdir / 'engine.log'}]\n"
         "engines:\n"
         "  - name: demo\n    kind: vllm\n"
-        f"    log: {workdir / 'engine.log'}\n" + (service.config() if service is not None else "")
+        f"    log: {workdir / 'engine.log'}\n"
+        + (api.canary_config() if api is not None else "")
+        + (service.config() if service is not None else "")
     )
 
 
@@ -124,8 +133,10 @@ async def run_demo(listen: str = "127.0.0.1:9945", duration: float | None = None
         # A model download by a real child process: it finishes (DownloadFinished) in ~12 s.
         downloader = spawn_download(workdir / "download")
         service = DemoService(workdir, _free_port())
+        openai = DemoOpenAI()  # the engine's OpenAI API, for the canary
+        await openai.start()
         (workdir / "kern.log").touch()
-        text = demo_config(workdir, listen, service) + download_config(
+        text = demo_config(workdir, listen, service, openai) + download_config(
             workdir / "download", downloader.pid
         )
         config = parse_config(text, "<demo>")
@@ -146,6 +157,7 @@ async def run_demo(listen: str = "127.0.0.1:9945", duration: float | None = None
         stop.set()
         written = await writer
         await api
+        await openai.stop()
         zombie.wait()  # reaped at last
         downloader.kill()  # done long ago unless the demo was stopped early
         downloader.wait()

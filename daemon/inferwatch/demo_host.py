@@ -21,6 +21,8 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
+from aiohttp import web
+
 ENGINE_PID = 4242
 _VLLM_HEADER = "(APIServer pid={pid}) INFO {ts} [loggers.py:{line}] "
 
@@ -325,3 +327,53 @@ def kernel_incident_lines(now: float, host: str = "demo") -> list[str]:
         "ACCESS_TYPE_VIRT_READ\n"
         for bus in GPU_BUSES
     ]
+
+
+# The engine's OpenAI API, as far as the canary asks it: a model list and a streamed answer
+# ("Paris", in three chunks ~30 ms apart, with its usage), so the demo exports the canary series.
+DEMO_MODEL = "demo-176b"
+_CANARY_CHUNKS = ("Pa", "ri", "s")
+
+
+class DemoOpenAI:
+    """An in-process loopback aiohttp server answering ``/v1/models`` and streamed
+    ``/v1/chat/completions`` like vLLM's OpenAI server."""
+
+    def __init__(self) -> None:
+        self.runner: web.AppRunner | None = None
+        self.port = 0
+
+    async def start(self) -> None:
+        app = web.Application()
+        app.router.add_get("/v1/models", self._models)
+        app.router.add_post("/v1/chat/completions", self._chat)
+        self.runner = web.AppRunner(app, access_log=None)
+        await self.runner.setup()
+        site = web.TCPSite(self.runner, "127.0.0.1", 0)
+        await site.start()
+        self.port = site._server.sockets[0].getsockname()[1]  # type: ignore[union-attr]
+
+    async def stop(self) -> None:
+        if self.runner is not None:
+            await self.runner.cleanup()
+
+    def canary_config(self) -> str:
+        """The demo engine's ``canary:`` (every 30 s, so the series show at once)."""
+        return f"    canary: {{url: 'http://127.0.0.1:{self.port}', every: 30s}}\n"
+
+    async def _models(self, _request: web.Request) -> web.Response:
+        return web.json_response({"object": "list", "data": [{"id": DEMO_MODEL}]})
+
+    async def _chat(self, request: web.Request) -> web.StreamResponse:
+        response = web.StreamResponse(headers={"Content-Type": "text/event-stream"})
+        await response.prepare(request)
+        for piece in _CANARY_CHUNKS:
+            chunk = {"object": "chat.completion.chunk", "model": DEMO_MODEL,
+                     "choices": [{"index": 0, "delta": {"content": piece}}]}  # fmt: skip
+            await response.write(f"data: {json.dumps(chunk)}\n\n".encode())
+            await asyncio.sleep(0.03)
+        usage = {"object": "chat.completion.chunk", "model": DEMO_MODEL, "choices": [],
+                 "usage": {"completion_tokens": len(_CANARY_CHUNKS)}}  # fmt: skip
+        await response.write(f"data: {json.dumps(usage)}\n\ndata: [DONE]\n\n".encode())
+        await response.write_eof()
+        return response

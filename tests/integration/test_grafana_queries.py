@@ -23,27 +23,7 @@ BOARDS = ("inferwatch-host.json", "inferwatch-fleet.json")
 # Families whose panels exist but whose exporters land on main with other issues' branches
 # (services and probes, canary, downloads, host memory). The integrator empties this list once
 # they are merged; until then their panels may be empty and their names absent from the demo.
-PENDING_FAMILIES = {
-    "inferwatch_service_state",
-    "inferwatch_service_restarts_total",
-    "inferwatch_probe_success",
-    "inferwatch_probe_duration_seconds",
-    "inferwatch_canary_ttft_seconds",
-    "inferwatch_canary_success",
-    "inferwatch_canary_decode_tokens_per_second",
-    "inferwatch_download_bytes",
-    "inferwatch_download_expected_bytes",
-    "inferwatch_download_rate_bytes_per_second",
-    "inferwatch_download_eta_seconds",
-    "inferwatch_download_state",
-    "inferwatch_download_verdicts_total",
-    "inferwatch_host_memory_available_bytes",
-    "inferwatch_host_memory_total_bytes",
-    "inferwatch_host_page_cache_bytes",
-    "inferwatch_host_swap_used_bytes",
-    "inferwatch_host_pressure_stalled_seconds_total",
-    "inferwatch_host_file_resident_bytes",
-}
+PENDING_FAMILIES: set[str] = set()
 
 # Families on the demo's /metrics that no panel draws, and why.
 _RECORDED = (
