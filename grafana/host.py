@@ -366,12 +366,14 @@ def faults_row(d: dashboard.Dashboard) -> None:
     )
     d.with_panel(
         grid(
-            "Fault incidents and MMU faults",
-            "Incidents (software-oob-all-ranks, hardware-memory, nvlink...) and Xid 31 MMU faults "
-            "by kind.",
+            "Fault incidents, MMU faults and engine crashes",
+            "Incidents (software-oob-all-ranks, hardware-memory, nvlink...), Xid 31 MMU faults "
+            "by kind, engine crashes by signature, and whether an engine is crashed now (1).",
             [
                 (f"inferwatch_gpu_fault_incidents_total{{{H}}}", ""),
                 (f"inferwatch_gpu_mmu_faults_total{{{H}}}", ""),
+                (f"inferwatch_engine_crashes_total{{{H}}}", ""),
+                (f"inferwatch_engine_crashed{{{H}}}", ""),
             ],
         )
     )
@@ -489,9 +491,11 @@ def services_row(d: dashboard.Dashboard) -> None:
     d.with_panel(
         grid(
             "Download state and verdicts",
-            "What each download is doing, and its verdicts.",
+            "What each download is doing, its partial files and its verdicts (why a failed one "
+            "failed is in DownloadFailed's annotations).",
             [
                 (f"inferwatch_download_state{{{H}}} == 1", ""),
+                (f"inferwatch_download_partial_files{{{H}}}", ""),
                 (f"inferwatch_download_verdicts_total{{{H}}}", ""),
             ],
             w=10,
