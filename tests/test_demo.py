@@ -7,6 +7,7 @@ import json
 import re
 import subprocess
 import sys
+import time
 
 import httpx
 import pytest
@@ -68,17 +69,28 @@ def _get(url: str) -> str | None:
         return None
 
 
-def test_demo_serves_every_gpu_series_within_twelve_seconds() -> None:
-    promtool = require_tool("promtool")
+def _start_demo() -> tuple[subprocess.Popen[bytes], int]:
+    """A 40-second demo on a free port, once its /metrics answers (interpreter start-up)."""
     port = free_port()
     proc = subprocess.Popen(
         [sys.executable, "-m", "inferwatch", "demo", "--duration", "40",
          "--listen", f"127.0.0.1:{port}", "--log-level", "warning"],
         stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
     )  # fmt: skip
+    try:
+        wait_until(lambda: _get(f"http://127.0.0.1:{port}/metrics"), 60, "the demo's /metrics")
+    except BaseException:
+        proc.kill()
+        proc.wait()
+        raise
+    return proc, port
+
+
+def test_demo_serves_every_gpu_series_within_twelve_seconds() -> None:
+    promtool = require_tool("promtool")
+    proc, port = _start_demo()
     url = f"http://127.0.0.1:{port}/metrics"
     try:
-        wait_until(lambda: _get(url), 60, "the demo's /metrics")  # interpreter start-up
         missing: list[str] = []
 
         def complete() -> str | None:
@@ -102,3 +114,44 @@ def test_demo_serves_every_gpu_series_within_twelve_seconds() -> None:
     )
     assert result.returncode == 0, result.stderr.decode() + result.stdout.decode()
     assert result.stdout.decode().strip() == "" and result.stderr.decode().strip() == ""
+
+
+def _state(text: str, state: str) -> bool:
+    pattern = (
+        rf'^inferwatch_service_state\{{[^}}]*service="demo-api"[^}}]*state="{state}"[^}}]*\}} 1'
+    )
+    return re.search(pattern, text, re.M) is not None
+
+
+def test_demo_service_goes_down_and_comes_back_within_25_seconds() -> None:
+    """The demo's loopback API server is killed and started again: /metrics shows its service
+    up, down (EngineDown firing) and up again, all within 25 s of the demo's start."""
+    proc, port = _start_demo()
+    url = f"http://127.0.0.1:{port}/metrics"
+    try:
+        started = time.monotonic()
+        wait_until(lambda: _state(_get(url) or "", "up"), 25, "demo-api up")
+
+        def seen_down() -> str | None:
+            text = _get(url) or ""
+            return text if _state(text, "down") else None
+
+        down = wait_until(seen_down, 25, "demo-api down")
+        assert (
+            'inferwatch_probe_success{check="signature",engine="demo",service="demo-api"} 0' in down
+        )
+        wait_until(
+            lambda: re.search(
+                r'^inferwatch_alerts\{[^}]*alertname="EngineDown"', _get(url) or "", re.M
+            ),
+            5,
+            "EngineDown firing",
+        )
+        wait_until(lambda: _state(_get(url) or "", "up"), 25, "demo-api back up")
+        assert time.monotonic() - started < 25
+        status = httpx.get(f"http://127.0.0.1:{port}/api/v1/status", trust_env=False).json()
+        (service,) = status["services"]
+        assert service["name"] == "demo-api" and service["engine"] == "demo"
+    finally:
+        proc.terminate()
+        proc.wait(timeout=30)

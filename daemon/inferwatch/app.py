@@ -595,6 +595,9 @@ class Daemon:
             "state_dir": str(self.state_dir),
             "sources": {n: h.to_dict() for n, h in sorted(self.supervisor.health.items())},
             "disabled": self.built.disabled,
+            "services": [],  # watched services (services[]), replaced below when configured
+            "canaries": [],  # engines[].canary, likewise
+            **{k: [report() for report in v] for k, v in sorted(self.built.reports.items())},
             "store": {"series": self.store.series_count(), "retention_s": self.store.retention_s},
             "limits": {
                 **self.store.limits_status(),

@@ -1,8 +1,10 @@
 """``inferwatch demo``: the real daemon on a simulated host.
 
 A temporary directory receives a vLLM engine log written (and rotated) by a real logging
-handler and GPU readings for two cards; the daemon follows them with its real sources, the
-same way it follows a production host. At the end the demo says what travelled through.
+handler and GPU readings for two cards, and a real loopback HTTP server stands in for the
+engine's API (killed and started again: its watched service goes down and comes back); the
+daemon follows them with its real sources, the same way it follows a production host. At
+the end the demo says what travelled through.
 """
 
 from __future__ import annotations
@@ -10,6 +12,7 @@ from __future__ import annotations
 import asyncio
 import os
 import random
+import socket
 import tempfile
 import time
 from pathlib import Path
@@ -21,11 +24,15 @@ from inferwatch.demo_host import (
     OFFSET_LOST_AFTER_S,
     SCENARIO,
     SM_LOCK_MHZ,
+    XID_INCIDENT_AFTER_S,
+    DemoOpenAI,
+    DemoService,
     GpuScene,
     crash_lines,
     download_config,
     engine_logger,
     gpu_profile,
+    kernel_incident_lines,
     spawn_download,
     spawn_zombie,
     stats_lines,
@@ -37,7 +44,12 @@ log = get_logger(__name__)
 WINDOW_S = 1.0  # one simulated 10-s stats window per second of demo time
 
 
-def demo_config(workdir: Path, listen: str) -> str:
+def demo_config(
+    workdir: Path,
+    listen: str,
+    service: DemoService | None = None,
+    api: DemoOpenAI | None = None,
+) -> str:
     devices = "".join(
         f"    - {{index: {i}, clock_offset_mhz: {{graphics: {mhz}}}, "
         f"sm_clock_lock_mhz: {SM_LOCK_MHZ}, pcie_generation: 2, pcie_width: 16, "
@@ -46,12 +58,15 @@ def demo_config(workdir: Path, listen: str) -> str:
     )
     return (
         f"listen: {listen}\n"
-        "kernel:\n  source: 'off'\n"
+        f"kernel:\n  source: file\n  path: {workdir / 'kern.log'}\n"
         f"gpus:\n  backend: fake\n  profile: {workdir / 'gpus.json'}\n  interval: 1s\n"
         f"  expected: 2\n  devices:\n{devices}"
+        f"host:\n  resident_files: [{workdir / 'engine.log'}]\n"
         "engines:\n"
         "  - name: demo\n    kind: vllm\n"
         f"    log: {workdir / 'engine.log'}\n"
+        + (api.canary_config() if api is not None else "")
+        + (service.config() if service is not None else "")
     )
 
 
@@ -62,12 +77,14 @@ async def simulate(
 
     The GPUs list the demo itself as the engine's process (running) and ``zombie_pid``, a child
     that exited and is not reaped; ``OFFSET_LOST_AFTER_S`` after the start GPU1's VF offset is
-    gone (``GpuClockOffsetLost`` fires two minutes later)."""
+    gone (``GpuClockOffsetLost`` fires two minutes later); ``XID_INCIDENT_AFTER_S`` after the
+    start both GPUs log the same Xid 31 in the kernel log (``GpuMmuFaultOnAllRanks``)."""
     rng = random.Random(seed)  # noqa: S311 - simulation, not security
     logger = engine_logger(workdir / "engine.log")
     written = 0
     started = time.monotonic()
     crashed = False
+    incident_written = False
     try:
         while not stop.is_set():
             for phase in SCENARIO:
@@ -86,6 +103,10 @@ async def simulate(
                         zombie_pid=zombie_pid,
                     )
                     write_json_atomic(workdir / "gpus.json", gpu_profile(scene))
+                    if not incident_written and time.monotonic() - started >= XID_INCIDENT_AFTER_S:
+                        with (workdir / "kern.log").open("a", encoding="utf-8") as kern:
+                            kern.writelines(kernel_incident_lines(now))
+                        incident_written = True
                     if phase.running or rng.random() < 0.5:
                         for line in stats_lines(phase, now, rng):
                             logger.info(line)
@@ -111,11 +132,18 @@ async def run_demo(listen: str = "127.0.0.1:9945", duration: float | None = None
         (workdir / "engine.log").touch()  # the engine "exists" before the daemon looks
         # A model download by a real child process: it finishes (DownloadFinished) in ~12 s.
         downloader = spawn_download(workdir / "download")
-        text = demo_config(workdir, listen) + download_config(workdir / "download", downloader.pid)
+        service = DemoService(workdir, _free_port())
+        openai = DemoOpenAI()  # the engine's OpenAI API, for the canary
+        await openai.start()
+        (workdir / "kern.log").touch()
+        text = demo_config(workdir, listen, service, openai) + download_config(
+            workdir / "download", downloader.pid
+        )
         config = parse_config(text, "<demo>")
         daemon = Daemon(config, workdir / "state")
         stop = asyncio.Event()
         writer = asyncio.create_task(simulate(workdir, stop, zombie_pid=zombie.pid))
+        api = asyncio.create_task(service.cycle(stop))
         runner = asyncio.create_task(daemon.run())
         log.info("demo running", workdir=str(workdir), listen=listen, duration=duration)
         if duration is not None:
@@ -128,6 +156,8 @@ async def run_demo(listen: str = "127.0.0.1:9945", duration: float | None = None
         code = await runner
         stop.set()
         written = await writer
+        await api
+        await openai.stop()
         zombie.wait()  # reaped at last
         downloader.kill()  # done long ago unless the demo was stopped early
         downloader.wait()
@@ -137,6 +167,13 @@ async def run_demo(listen: str = "127.0.0.1:9945", duration: float | None = None
             log.error("no engine log line travelled through the file tailer")
             return 1
         return code
+
+
+def _free_port() -> int:
+    """A loopback port nobody listens on now (for the demo's service)."""
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
 
 
 def _lines_read(daemon: Daemon) -> int:

@@ -8,6 +8,7 @@ Only writers live here; the daemon reads what they write through its real source
 
 from __future__ import annotations
 
+import asyncio
 import json
 import logging
 import logging.handlers
@@ -19,6 +20,8 @@ import sys
 import time
 from dataclasses import dataclass
 from pathlib import Path
+
+from aiohttp import web
 
 ENGINE_PID = 4242
 _VLLM_HEADER = "(APIServer pid={pid}) INFO {ts} [loggers.py:{line}] "
@@ -242,3 +245,135 @@ def download_config(directory: Path, pid: int) -> str:
         f"downloads:\n  - name: demo-model\n    directory: {directory}\n    pid: {pid}\n"
         f"    expected_bytes: {DOWNLOAD_BYTES}\n    interval: 1s\n"
     )
+
+
+SERVICE_UP_S = 8.0  # the demo service answers this long, is killed, and is back after
+SERVICE_DOWN_S = 6.0
+
+
+class DemoService:
+    """A real loopback HTTP server (a child ``python -m http.server``) standing in for an
+    engine's API: its ``/health`` is a file in its directory. ``cycle`` kills it after
+    ``SERVICE_UP_S`` and starts it again ``SERVICE_DOWN_S`` later, so the demo's watched service
+    goes down and comes back (EngineDown fires and resolves)."""
+
+    def __init__(self, workdir: Path, port: int) -> None:
+        self.www = workdir / "www"
+        self.www.mkdir(exist_ok=True)
+        (self.www / "health").write_text("ok\n", encoding="utf-8")
+        self.port = port
+        self.proc: subprocess.Popen[bytes] | None = None
+
+    def start(self) -> None:
+        self.proc = subprocess.Popen(
+            [sys.executable, "-m", "http.server", "--bind", "127.0.0.1",
+             "--directory", str(self.www), str(self.port)],
+            stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+        )  # fmt: skip
+
+    def stop(self) -> None:
+        if self.proc is not None:
+            if self.proc.poll() is None:
+                self.proc.kill()
+            self.proc.wait()
+            self.proc = None
+
+    def config(self) -> str:
+        """Its entry in the demo's ``services:``."""
+        return (
+            "services:\n"
+            "  - name: demo-api\n    engine: demo\n"
+            f"    signature: '{self.www}'\n    port: {self.port}\n"
+            f"    http_url: http://127.0.0.1:{self.port}/health\n"
+            "    interval: 1s\n    startup_grace: 3s\n"
+        )
+
+    async def cycle(self, stop: asyncio.Event) -> None:
+        """Up, killed, back: until ``stop``; the server is gone when it returns."""
+        try:
+            while not stop.is_set():
+                self.start()
+                if await _wait(stop, SERVICE_UP_S):
+                    return
+                self.stop()
+                if await _wait(stop, SERVICE_DOWN_S):
+                    return
+        finally:
+            self.stop()
+
+
+async def _wait(stop: asyncio.Event, seconds: float) -> bool:
+    """Wait ``seconds`` or until ``stop``; True if stopped."""
+    try:
+        await asyncio.wait_for(stop.wait(), seconds)
+    except TimeoutError:
+        return False
+    return True
+
+
+# The demo's kernel-log scene (kernel.source: file): both GPUs log the same Xid 31 MMU fault
+# within a second, from the engine's process, as host A's did when the engine read out of
+# bounds on every tensor-parallel rank: one software-oob-all-ranks incident, one critical alert.
+XID_INCIDENT_AFTER_S = 8.0
+
+
+def kernel_incident_lines(now: float, host: str = "demo") -> list[str]:
+    """The two kern.log lines (syslog format, local time, no year) of the scripted incident."""
+    stamp = time.strftime("%b %d %H:%M:%S", time.localtime(now)).replace(" 0", "  ", 1)
+    return [
+        f"{stamp} {host} kernel: NVRM: Xid (PCI:{bus[-12:-2].lower()}): 31, pid={ENGINE_PID}, "
+        "name=python3, channel 0x00000002, intr 00000000. MMU Fault: ENGINE GRAPHICS GPC6 "
+        "GPCCLIENT_T1_13 faulted @ 0x7f2a_320c2000. Fault is of type FAULT_PDE "
+        "ACCESS_TYPE_VIRT_READ\n"
+        for bus in GPU_BUSES
+    ]
+
+
+# The engine's OpenAI API, as far as the canary asks it: a model list and a streamed answer
+# ("Paris", in three chunks ~30 ms apart, with its usage), so the demo exports the canary series.
+DEMO_MODEL = "demo-176b"
+_CANARY_CHUNKS = ("Pa", "ri", "s")
+
+
+class DemoOpenAI:
+    """An in-process loopback aiohttp server answering ``/v1/models`` and streamed
+    ``/v1/chat/completions`` like vLLM's OpenAI server."""
+
+    def __init__(self) -> None:
+        self.runner: web.AppRunner | None = None
+        self.port = 0
+
+    async def start(self) -> None:
+        app = web.Application()
+        app.router.add_get("/v1/models", self._models)
+        app.router.add_post("/v1/chat/completions", self._chat)
+        self.runner = web.AppRunner(app, access_log=None)
+        await self.runner.setup()
+        site = web.TCPSite(self.runner, "127.0.0.1", 0)
+        await site.start()
+        self.port = site._server.sockets[0].getsockname()[1]  # type: ignore[union-attr]
+
+    async def stop(self) -> None:
+        if self.runner is not None:
+            await self.runner.cleanup()
+
+    def canary_config(self) -> str:
+        """The demo engine's ``canary:`` (every 30 s, so the series show at once)."""
+        return f"    canary: {{url: 'http://127.0.0.1:{self.port}', every: 30s}}\n"
+
+    async def _models(self, _request: web.Request) -> web.Response:
+        return web.json_response({"object": "list", "data": [{"id": DEMO_MODEL}]})
+
+    async def _chat(self, request: web.Request) -> web.StreamResponse:
+        response = web.StreamResponse(headers={"Content-Type": "text/event-stream"})
+        await response.prepare(request)
+        for piece in _CANARY_CHUNKS:
+            chunk = {"object": "chat.completion.chunk", "model": DEMO_MODEL,
+                     "choices": [{"index": 0, "delta": {"content": piece}}]}  # fmt: skip
+            await response.write(f"data: {json.dumps(chunk)}\n\n".encode())
+            await asyncio.sleep(0.03)
+        usage = {"object": "chat.completion.chunk", "model": DEMO_MODEL, "choices": [],
+                 "usage": {"completion_tokens": len(_CANARY_CHUNKS)}}  # fmt: skip
+        await response.write(f"data: {json.dumps(usage)}\n\ndata: [DONE]\n\n".encode())
+        await response.write_eof()
+        return response

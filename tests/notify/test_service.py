@@ -177,3 +177,43 @@ def test_status_lists_flag_files_and_whether_they_are_present(tmp_path: Path) ->
     flag.touch()
     assert service.status()["silence_files"][0]["active"] is True
     asyncio.run(service.close())
+
+
+def test_external_labels_join_every_alert_and_the_alerts_own_win(tmp_path: Path) -> None:
+    """As Prometheus does for the alerts it sends: `host` (and any external label) is on every
+    alert the routes, inhibit rules, messages and a pushed-to Alertmanager see."""
+    clock = FakeClock(1000.0)
+    config = parse_config("external_labels: {host: gpu-01, dc: lab}\n", "c.yaml")
+    service = NotifyService(config, SeriesStore(clock), clock, tmp_path)
+    own = alert("GpuLost", 1000.0, dc="rack-7")  # the alert's own label wins
+    service.on_transitions([AlertTransition(own, AlertState.PENDING, AlertState.FIRING, 1000.0)])
+    asyncio.run(service.tick())
+    asyncio.run(service.close())
+    (payload,) = sent_payloads(tmp_path)
+    alerts = payload["alerts"]
+    assert isinstance(alerts, list)
+    (labels,) = [a["labels"] for a in alerts]
+    assert labels["host"] == "gpu-01" and labels["dc"] == "rack-7"
+
+
+def test_inhibition_with_equal_host_sees_the_external_host(tmp_path: Path) -> None:
+    clock = FakeClock(1000.0)
+    config = parse_config(
+        "external_labels: {host: gpu-01}\n"
+        "inhibit_rules:\n"
+        "  - source_matchers: ['alertname=\"GpuFallenOffBus\"']\n"
+        "    target_matchers: ['alertname=\"GpuHardwareXid\"']\n"
+        "    equal: [host, pci_bus_id]\n",
+        "c.yaml",
+    )
+    service = NotifyService(config, SeriesStore(clock), clock, tmp_path)
+    cause = alert("GpuFallenOffBus", 1000.0, pci_bus_id="0000:03:00.0")
+    effect = alert("GpuHardwareXid", 1000.0, pci_bus_id="0000:03:00.0", xid="79")
+    service.on_transitions([AlertTransition(a, AlertState.PENDING, AlertState.FIRING, 1000.0)
+                            for a in (cause, effect)])  # fmt: skip
+    for _ in range(4):
+        asyncio.run(service.tick())
+        clock.advance(1.0)
+    asyncio.run(service.close())
+    sent = [a["labels"]["alertname"] for p in sent_payloads(tmp_path) for a in p["alerts"]]  # type: ignore[attr-defined]
+    assert sent == ["GpuFallenOffBus"]

@@ -1,5 +1,5 @@
 """Cross-references in a config file: every receiver a route or ``fallback_receiver`` names is
-defined, and engine names are unique.
+defined, engine and service names are unique, and a service's ``engine`` is a configured one.
 
 Checked on the file's raw mapping, not on the validated model, so ``inferwatch check`` reports
 them in the same pass as every other problem (a model validator runs only once all fields are
@@ -31,15 +31,29 @@ def reference_problems(data: dict[str, Any], located: Located, name: str) -> lis
     fallback = data.get("fallback_receiver")
     if isinstance(fallback, str) and receivers is not None and fallback not in receivers:
         report(("fallback_receiver",), f"receiver {fallback!r} is not defined{_known(receivers)}")
-    engines = data.get("engines")
-    if isinstance(engines, list):
+    for key, what in (("engines", "engine"), ("services", "service")):
+        entries = data.get(key)
+        if not isinstance(entries, list):
+            continue
         seen: set[str] = set()
-        for i, engine in enumerate(engines):
-            engine_name = engine.get("name") if isinstance(engine, dict) else None
-            if isinstance(engine_name, str):
-                if engine_name in seen:
-                    report(("engines", i, "name"), f"engine name {engine_name!r} is used twice")
-                seen.add(engine_name)
+        for i, entry in enumerate(entries):
+            entry_name = entry.get("name") if isinstance(entry, dict) else None
+            if isinstance(entry_name, str):
+                if entry_name in seen:
+                    report((key, i, "name"), f"{what} name {entry_name!r} is used twice")
+                seen.add(entry_name)
+    engines = data.get("engines")
+    services = data.get("services")
+    if isinstance(engines, list) and engines and isinstance(services, list):
+        names = {e.get("name") for e in engines if isinstance(e, dict)}
+        for i, service in enumerate(services):
+            served = service.get("engine") if isinstance(service, dict) else None
+            if isinstance(served, str) and served not in names:
+                known = ", ".join(sorted(str(n) for n in names if isinstance(n, str)))
+                report(
+                    ("services", i, "engine"),
+                    f"engine {served!r} is not defined (engines: {known})",
+                )
     return problems
 
 

@@ -8,9 +8,10 @@ from __future__ import annotations
 
 import re
 from pathlib import Path
-from typing import Literal
+from typing import Annotated, Literal
 
 from pydantic import (
+    AfterValidator,
     BaseModel,
     ConfigDict,
     Field,
@@ -52,6 +53,16 @@ REFERENCES_CHECKED = "references_checked"
 """Validation context key: the caller checked cross-references (config.crossref) itself."""
 
 
+def _check_name(v: str) -> str:
+    """A name that becomes a label value and part of a source's name."""
+    if not _NAME.match(v):
+        raise ValueError("use letters, digits, '.', '_' and '-' only")
+    return v
+
+
+Name = Annotated[str, AfterValidator(_check_name)]
+
+
 class _Strict(BaseModel):
     model_config = ConfigDict(extra="forbid", frozen=True)
 
@@ -87,8 +98,20 @@ class KernelConfig(_Strict):
         return self
 
 
+class CanaryConfig(_Strict):
+    """A known-answer request to the engine's OpenAI API, sent only while it is idle."""
+
+    prompt: str = "What is the capital of France? Answer with one word."
+    expect: str = "Paris"
+    url: HttpUrl | None = None  # default: the origin of the engine's metrics_url
+    every: Duration = Field(default=1800.0, gt=0)
+    max_tokens: int = Field(default=16, ge=1, le=4096)
+    model: str | None = None  # default: the first model /v1/models lists
+    timeout: Duration = Field(default=60.0, gt=0)
+
+
 class EngineConfig(_Strict):
-    name: str
+    name: Name
     kind: Literal["vllm", "sglang", "llamacpp"] = "vllm"
     log: list[str] = Field(default_factory=list)
     journald_unit: str | None = None
@@ -104,13 +127,7 @@ class EngineConfig(_Strict):
     step_rate_regression_ratio: float = Field(default=STEP_RATE_REGRESSION_RATIO, gt=0, lt=1)
     stats_stale_after: Duration = Field(default=STATS_STALE_AFTER_S, gt=0)
     alert_max_age: Duration = 600.0  # a first start's older log lines are counted, never paged
-
-    @field_validator("name")
-    @classmethod
-    def _name(cls, v: str) -> str:
-        if not _NAME.match(v):
-            raise ValueError("use letters, digits, '.', '_' and '-' only")
-        return v
+    canary: CanaryConfig | None = None  # off by default: it costs GPU time
 
     @field_validator("log", mode="before")
     @classmethod
@@ -178,11 +195,63 @@ class GpuConfig(_Strict):
 
 
 class ServiceConfig(_Strict):
-    name: str
+    """A service whose readiness is probed (issue 14): the unit or container, its process's
+    command line, the port it listens on, and an HTTP or WebSocket handshake, debounced."""
+
+    name: Name
+    engine: str | None = None  # the engine it serves: its series and alerts carry ``engine``
     unit: str | None = None
+    user_unit: str | None = None
+    container: str | None = None
+    signature: str | None = None  # a substring of the main process's command line
     port: int | None = Field(default=None, ge=1, le=65535)
-    cmdline: str | None = None
-    health_url: HttpUrl | None = None
+    port_file: Path | None = None  # a file holding the port (written by the service)
+    http_url: str | None = None  # ``{port}`` is replaced by the port (``port``/``port_file``)
+    expect_model: str | None = None  # http_url is then /v1/models and must list it
+    ws_url: str | None = None
+    interval: Duration = Field(default=10.0, gt=0)
+    startup_grace: Duration = 600.0
+    up_after: int = Field(default=2, ge=1)
+    down_after: int = Field(default=3, ge=1)
+    flap_changes: int = Field(default=6, ge=1)
+    flap_window: Duration = Field(default=600.0, gt=0)
+
+    @field_validator("http_url", "ws_url")
+    @classmethod
+    def _url(cls, v: str | None) -> str | None:
+        if v is not None and not re.match(r"^(https?|wss?)://[^/\s]+", v):
+            raise ValueError("expected an absolute URL such as http://127.0.0.1:8000/health")
+        return v
+
+    @model_validator(mode="after")
+    def _checks(self) -> ServiceConfig:
+        owners = [k for k in ("unit", "user_unit", "container") if getattr(self, k)]
+        if len(owners) > 1:
+            raise ValueError(f"set only one of unit, user_unit and container (got {owners})")
+        if self.port is not None and self.port_file is not None:
+            raise ValueError("set port or port_file, not both")
+        if self.expect_model is not None and self.http_url is None:
+            raise ValueError("expect_model needs http_url (the engine's /v1/models)")
+        for key in ("http_url", "ws_url"):
+            url = getattr(self, key)
+            if url and "{port}" in url and self.port is None and self.port_file is None:
+                raise ValueError(f"{key} uses {{port}}: set port or port_file")
+        checks = (*owners, self.signature, self.port, self.port_file, self.http_url, self.ws_url)
+        if not any(c is not None for c in checks):
+            raise ValueError(
+                "nothing to probe: set unit, user_unit, container, signature, port, port_file,"
+                " http_url or ws_url"
+            )
+        return self
+
+
+class HostConfig(_Strict):
+    """The host's memory (meminfo, pressure stalls): on by default."""
+
+    enabled: bool = True
+    interval: Duration = Field(default=10.0, gt=0)
+    # files whose page-cache residency is sampled every 10 minutes (e.g. a memory-mapped table)
+    resident_files: list[Path] = Field(default_factory=list)
 
 
 class SilenceFile(_Strict):
@@ -260,6 +329,7 @@ class Config(_Strict):
     gpus: GpuConfig = GpuConfig()
     services: list[ServiceConfig] = Field(default_factory=list)
     downloads: Downloads = Field(default_factory=list)
+    host: HostConfig = HostConfig()
     rule_files: list[str] = Field(default_factory=lambda: [SHIPPED_RULES])
     silence_files: list[SilenceFile] = Field(default_factory=list)
     digests: list[Digest] = Field(default_factory=list)
@@ -287,6 +357,10 @@ class Config(_Strict):
         dupes = sorted({n for n in names if names.count(n) > 1})
         if dupes:
             raise ValueError(f"engine names must be unique: {', '.join(dupes)}")
+        services = [s.name for s in self.services]
+        dupes = sorted({n for n in services if services.count(n) > 1})
+        if dupes:
+            raise ValueError(f"service names must be unique: {', '.join(dupes)}")
         receivers = {r.name for r in self.receivers}
         for ref in _route_receivers(self.route):
             if ref not in receivers:

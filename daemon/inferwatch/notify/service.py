@@ -17,12 +17,14 @@ from __future__ import annotations
 
 import sqlite3
 from collections.abc import Iterable
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
-from inferwatch.alerts.model import AlertTransition
+from inferwatch.alerts.model import Alert, AlertTransition
 from inferwatch.clock import Clock
 from inferwatch.config.alertmanager import Route
+from inferwatch.config.defaults import default_external_labels
 from inferwatch.config.models import Config
 from inferwatch.labels import make_labels
 from inferwatch.logsetup import get_logger
@@ -91,6 +93,10 @@ class NotifyService:
         self.faults = faults if faults is not None else StateFaults(store, clock, state_dir)
         self.problem: str | None = None
         self.external_url = str(config.external_url or "").rstrip("/")
+        # As Prometheus does for the alerts it sends: the external labels join every alert's
+        # labels (the alert's own win), so routes, inhibit_rules' `equal: [host]`, messages and
+        # an Alertmanager the alerts are pushed to all see `host`.
+        self.external_labels = default_external_labels(config.external_labels)
         self.links = links_of(config)
         intervals = load_intervals(config.time_intervals)
         self.intervals = intervals
@@ -219,9 +225,17 @@ class NotifyService:
         until then nothing newer than them is saved either (the snapshot after a transition
         waits for that tick), so a kill in between re-derives the same alerts after restart."""
         for tr in transitions:
-            self.grouper.observe(tr.alert, tr.at)
-            self.inhibitor.observe(tr.alert)
+            alert = self._with_external_labels(tr.alert)
+            self.grouper.observe(alert, tr.at)
+            self.inhibitor.observe(alert)
         self._groups_dirty = True
+
+    def _with_external_labels(self, alert: Alert) -> Alert:
+        labels = dict(alert.labels)
+        missing = {k: v for k, v in self.external_labels.items() if k not in labels}
+        if not missing:
+            return alert
+        return replace(alert, labels=make_labels({**missing, **labels}))
 
     async def tick(self) -> None:
         now = self.clock.time()

@@ -15,6 +15,7 @@ from typing import Any
 from inferwatch.clock import Clock
 from inferwatch.config.models import Config, EngineConfig
 from inferwatch.derive.kernel.pipeline import PipelineSettings
+from inferwatch.pipeline.canary import CanaryWatch
 from inferwatch.pipeline.dispatch import LineHandler, StatusHandler
 from inferwatch.pipeline.downloads import (
     VERDICT_EVENTS,
@@ -23,7 +24,9 @@ from inferwatch.pipeline.downloads import (
 )
 from inferwatch.pipeline.engine import EngineIngest, local_tz
 from inferwatch.pipeline.gpus import GpuPolling, describe_gpu_metrics
+from inferwatch.pipeline.host import HostWatch
 from inferwatch.pipeline.kernel import KernelIngest
+from inferwatch.pipeline.services import ServiceWatch
 from inferwatch.pipeline.sink import EventSink
 from inferwatch.pipeline.tail_metrics import tail_tick
 from inferwatch.runtime.blocking import BlockingPool
@@ -41,6 +44,7 @@ from inferwatch.sources.unavailable import Unavailable
 from inferwatch.store.events import EventLog
 from inferwatch.store.tsdb import SeriesStore
 
+PROBE_TIMEOUT_S = 5.0
 DEFAULT_ENGINE_METRICS = "http://127.0.0.1:8000/metrics"
 
 
@@ -64,6 +68,8 @@ class Built:
     status_handlers: dict[str, StatusHandler] = field(default_factory=dict)
     disabled: list[str] = field(default_factory=list)
     ticks: list[Callable[[], Awaitable[None]]] = field(default_factory=list)
+    # sections of /api/v1/status (``services``): one callable per watched thing
+    reports: dict[str, list[Callable[[], dict[str, Any]]]] = field(default_factory=dict)
 
     def extend(self, other: Built) -> None:
         self.sources.extend(other.sources)
@@ -72,6 +78,8 @@ class Built:
         self.status_handlers.update(other.status_handlers)
         self.disabled.extend(other.disabled)
         self.ticks.extend(other.ticks)
+        for section, reports in other.reports.items():
+            self.reports.setdefault(section, []).extend(reports)
 
 
 def build_gpus(ctx: BuildContext) -> Built:
@@ -231,11 +239,49 @@ def build_downloads(ctx: BuildContext) -> Built:
     return Built(polled=polled)
 
 
+def build_services(ctx: BuildContext) -> Built:
+    built = Built()
+    for cfg in ctx.config.services:
+        timeout = min(PROBE_TIMEOUT_S, cfg.interval)
+
+        async def run_blocking(fn: Callable[[], Any], timeout: float = timeout) -> Any:
+            return await ctx.pool.run(timeout, fn)
+
+        watch = ServiceWatch(cfg, ctx.store, ctx.sink, ctx.clock, run_blocking)
+        built.polled.append(watch)
+        built.reports.setdefault("services", []).append(watch.status)
+    return built
+
+
+def build_canaries(ctx: BuildContext) -> Built:
+    built = Built()
+    for engine in ctx.config.engines:
+        if engine.canary is not None:
+            watch = CanaryWatch(engine, engine.canary, ctx.store, ctx.sink, ctx.clock)
+            built.polled.append(watch)
+            built.reports.setdefault("canaries", []).append(watch.status)
+    return built
+
+
+def build_host(ctx: BuildContext) -> Built:
+    cfg = ctx.config.host
+    if not cfg.enabled:
+        return Built(disabled=["host (host.enabled: false)"])
+
+    async def run_blocking(timeout: float, fn: Callable[[], Any]) -> Any:
+        return await ctx.pool.run(timeout, fn)
+
+    return Built(polled=[HostWatch(cfg, ctx.config.paths.proc, ctx.store, ctx.clock, run_blocking)])
+
+
 FACTORIES: dict[str, Callable[[BuildContext], Built]] = {
     "kernel": build_kernel,
     "gpus": build_gpus,
     "engines": build_engines,
     "downloads": build_downloads,
+    "services": build_services,
+    "canaries": build_canaries,
+    "host": build_host,
 }
 
 
