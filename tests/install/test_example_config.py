@@ -4,8 +4,12 @@ lacks) whose alert names all exist among the shipped rules."""
 
 from __future__ import annotations
 
+import re
+import typing
+
 import pytest
 import yaml
+from pydantic import BaseModel
 
 from conftest import REPO
 from inferwatch.cli import main
@@ -48,3 +52,38 @@ def test_inhibit_rules_name_real_alerts() -> None:
                 continue
             wanted = matcher.value.split("|") if matcher.op.endswith("~") else [matcher.value]
             assert set(wanted) <= known, f"{matcher}: not a shipped alert"
+
+
+# Keys the config model only has to refuse them at their place (README: "not supported").
+REFUSED = {"cert", "key", "client_ca", "cipher_suites", "curve_preferences",
+           "http_server_config", "rate_limit"}  # fmt: skip
+
+
+def model_keys(model: type[BaseModel], seen: set[type[BaseModel]]) -> set[str]:
+    keys: set[str] = set()
+    for name, info in model.model_fields.items():
+        keys.add(info.alias or name)
+        for arg in _flatten(info.annotation):
+            if isinstance(arg, type) and issubclass(arg, BaseModel) and arg not in seen:
+                seen.add(arg)
+                keys |= model_keys(arg, seen)
+    return keys
+
+
+def _flatten(annotation: object) -> list[object]:
+    args = typing.get_args(annotation)
+    if not args:
+        return [annotation]
+    return [leaf for arg in args for leaf in _flatten(arg)]
+
+
+def test_it_shows_every_key_of_the_config() -> None:
+    """Every key the config model takes is in the example (set, or commented with a value), so
+    the file is the reference a user edits (issue "user surface", item 6)."""
+    text = EXAMPLE.read_text()
+    missing = sorted(
+        key
+        for key in model_keys(Config, set()) - REFUSED
+        if not re.search(rf"(^|[\s{{,\[-]){re.escape(key)}:", text, re.MULTILINE)
+    )
+    assert missing == [], missing

@@ -87,3 +87,4 @@ def test_a_shipped_rule_pages_through_alertmanager_and_a_daemon_pushes_into_it(
             d.terminate()
         assert pushed["labels"]["pci_bus_id"] == "0000:5e:00.0"
         assert pushed["labels"]["severity"] == "critical"
+        assert pushed["labels"]["host"] == "gpu-09"  # the daemon's external labels travel
