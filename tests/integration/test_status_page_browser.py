@@ -92,9 +92,11 @@ def _get(url: str) -> httpx.Response | None:
         return None
 
 
-def _firing(base: str) -> bool:
+def _firing(base: str, name: str = "EngineCrashed") -> bool:
     r = _get(f"{base}/api/v1/alerts")
-    return r is not None and any(a["state"] == "firing" for a in r.json()["alerts"])
+    return r is not None and any(
+        a["state"] == "firing" and a["labels"].get("alertname") == name for a in r.json()["alerts"]
+    )
 
 
 def _decoding(base: str) -> bool:
@@ -106,7 +108,9 @@ def _decoding(base: str) -> bool:
 def test_status_page_shows_the_demo_and_asks_only_the_daemon(demo: str, tmp_path: Path) -> None:
     require_tool(CHROMIUM)
     sync_playwright = playwright_api()
-    wait_until(lambda: _firing(demo) and _decoding(demo), 90, "a firing alert and decode data")
+    wait_until(
+        lambda: _firing(demo) and _decoding(demo), 90, "the demo's crash alert and decode data"
+    )
     silence = {
         "matchers": [{"name": "alertname", "value": "EngineCrashed", "isRegex": False}],
         "startsAt": "2026-01-01T00:00:00Z",
