@@ -171,7 +171,7 @@ def test_an_alert_paged_just_before_a_kill_is_not_paged_again(
             if mode == "older snapshot":
                 older.replace(snap)
             d = start()
-            wait_until(lambda b=bus, d=d: settled(d, b), 60, f"{bus} firing with nothing pending")
+            wait_until(lambda b=bus, d=d: settled(d, b), 120, f"{bus} firing with nothing pending")
         # a last page through the same daemon proves the sink still hears it after the kills
         with kern.open("a") as fh:
             fh.write(xid_line("2fff:3b:00.0"))
