@@ -139,6 +139,8 @@ def test_status_page_shows_the_demo_and_asks_only_the_daemon(demo: str, tmp_path
             assert "mutes: EngineCrashed engine=demo" in silences
             assert 'silenced by: {alertname="EngineCrashed"}' in alerts
             assert "GPU 0" in page.locator("#gpus").inner_text()
+            probes = page.locator("#downloads").inner_text()
+            assert "demo-api" in probes and "demo-model" in probes  # the service, the download
             first = page.locator(".updated").inner_text()
             page.evaluate("window.scrollTo(0, 300)")
             page.wait_for_function(

@@ -151,6 +151,19 @@ def _events(ident: str, title: str, empty: str, events: Sequence[EventView]) -> 
     return _section(ident, title, _table(rows), len(events))
 
 
+def _probes(view: PageView) -> str:
+    """Services and downloads: state, since when, and what is wrong or how far along."""
+    w = view.words
+    if not view.probes:
+        return _section("downloads", w["downloads"], _empty(w["no_downloads"]))
+    rows = [
+        f'<tr class="{"ok" if p.ok else "bad"}"><td>{esc(p.kind)}</td><td>{esc(p.name)}</td>'
+        f"<td>{esc(p.state)}</td><td>{esc(p.detail)}</td><td>{esc(p.since)}</td></tr>"
+        for p in view.probes
+    ]
+    return _section("downloads", w["downloads"], _table(rows), len(view.probes))
+
+
 def _sources(view: PageView) -> str:
     w = view.words
     rows = [
@@ -203,7 +216,7 @@ def render_main(view: PageView, extra: str = "") -> str:
             _gpus(view),
             _events("incidents", w["incidents"], w["no_incidents"], view.incidents),
             _events("events", w["events"], w["no_events"], view.events),
-            _section("downloads", w["downloads"], _empty(w["no_downloads"])),
+            _probes(view),
             _sources(view),
             _outbox(view),
         ]

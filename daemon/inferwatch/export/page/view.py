@@ -13,6 +13,7 @@ from typing import Any
 from inferwatch.export.page.alerts import AlertView, alert_views, annotation
 from inferwatch.export.page.gpus import GpuView, gpu_views
 from inferwatch.export.page.i18n import words
+from inferwatch.export.page.probes import ProbeView, probe_views
 from inferwatch.export.page.samples import Curve, Points, Sample, TimeText, number, stamp
 from inferwatch.export.page.silences import SilenceView, silence_views, with_silences
 
@@ -90,6 +91,7 @@ class PageView:
     attempts: list[AttemptView]
     problems: list[str]
     links: list[tuple[str, str]]
+    probes: list[ProbeView] = field(default_factory=list)
 
 
 def _engine_key(metric: Mapping[str, str]) -> str:
@@ -203,6 +205,7 @@ def build_view(inputs: PageInputs) -> PageView:
         attempts=attempt_views(notify),
         problems=problems,
         links=list(inputs.links),
+        probes=probe_views(status),
     )
 
 
