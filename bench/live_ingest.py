@@ -23,21 +23,9 @@ import tempfile
 import time
 from pathlib import Path
 
-from benchlib import REPO, compile_package, daemon, machine, tree_cpu, wait_until
+from benchlib import REPO, compile_package, daemon, machine, source_log, tree_cpu, wait_until
 
 SOURCE = "engine:bench"
-
-
-def source_log(lines: int) -> Path:
-    out = REPO / "bench" / "out"
-    out.mkdir(parents=True, exist_ok=True)
-    for have in sorted(out.glob("engine-*.log")):
-        if int(have.stem.split("-")[1]) >= lines:
-            return have
-    path = out / f"engine-{lines}.log"
-    subprocess.run([sys.executable, str(REPO / "bench/gen_engine_log.py"), str(path), str(lines)],
-                   check=True, stdout=subprocess.DEVNULL)  # fmt: skip
-    return path
 
 
 def one_rate(rate: int, seconds: float, src: Path) -> dict[str, float | int | bool]:
