@@ -107,13 +107,18 @@ class Daemon:
 
 
 @contextmanager
-def daemon(config: str, workdir: Path, *, ready_timeout: float = 60.0) -> Iterator[Daemon]:
-    """``inferwatch run`` on a free loopback port with ``config`` (YAML, without ``listen``)."""
+def daemon(config: str, workdir: Path, *, ready_timeout: float = 60.0,
+           profile: Path | None = None) -> Iterator[Daemon]:  # fmt: skip
+    """``inferwatch run`` on a free loopback port with ``config`` (YAML, without ``listen``);
+    under cProfile, its stats written to ``profile`` at exit, when given."""
     port = free_port()
     path = workdir / "config.yaml"
     path.write_text(f"listen: 127.0.0.1:{port}\n{config}", encoding="utf-8")
     log = (workdir / "daemon.log").open("wb")
     cmd = [str(INFERWATCH), "run", "--config", str(path), "--state-dir", str(workdir / "state")]
+    if profile is not None:
+        prof = str(profile.resolve())
+        cmd[:1] = [sys.executable, "-m", "cProfile", "-o", prof, "-m", "inferwatch"]
     env = {**os.environ, "PYTHONDONTWRITEBYTECODE": "1"}
     proc = subprocess.Popen(cmd, stdout=log, stderr=subprocess.STDOUT, env=env)
     d = Daemon(proc, port, workdir)

@@ -54,14 +54,15 @@ def scrape_every_second(url: str, stop: threading.Event, failures: list[str]) ->
             stop.wait(max(0.0, next_at - time.monotonic()))
 
 
-def measure(seconds: float) -> dict[str, object]:
+def measure(seconds: float, profile: Path | None = None) -> dict[str, object]:
     src = source_log(int(seconds) + 10)
     with tempfile.TemporaryDirectory(prefix="iw-idle-") as tmp:
         work = Path(tmp)
         log, klog = work / "engine.log", work / "kern.log"
         log.touch()
         klog.write_text("", encoding="utf-8")
-        with daemon(host_config([log], kernel_file=klog), work) as d, node_exporter() as ne:
+        config = host_config([log], kernel_file=klog)
+        with daemon(config, work, profile=profile) as d, node_exporter() as ne:
             procs = {"inferwatch": d.ps}
             urls = {"inferwatch": d.base + "/metrics"}
             if ne is not None:
@@ -105,10 +106,11 @@ def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--seconds", type=float, default=300.0)
     ap.add_argument("--json", type=Path, help="also write the results to this file")
+    ap.add_argument("--profile", type=Path, help="run the daemon under cProfile, stats to F")
     args = ap.parse_args()
     compile_package()
     print(f"# idle cost, {machine()}")
-    doc = measure(args.seconds)
+    doc = measure(args.seconds, args.profile)
     doc["machine"] = machine()
     print("| process | CPU s | % of a core | peak RSS MB |")
     print("|---|---|---|---|")

@@ -24,6 +24,7 @@ its snapshot on the way out). Targets (issue "Benchmarks", item 8): < 1 s and < 
 from __future__ import annotations
 
 import argparse
+import json
 import math
 import os
 import shutil
@@ -33,6 +34,7 @@ import sys
 import tempfile
 import time
 from array import array
+from datetime import datetime
 from itertools import islice, pairwise
 from pathlib import Path
 
@@ -119,7 +121,22 @@ def build_state(work: Path) -> dict[str, object]:
             "longest_retention_h": round(max(keep.values(), default=0) / 3600, 1)}  # fmt: skip
 
 
-def one_round(work: Path, profile: Path | None) -> tuple[float, float]:
+def log_after(path: Path, since: float) -> list[str]:
+    """The daemon's JSON log lines from wall time ``since`` on, as "+offset s event"."""
+    out = []
+    for line in path.read_text(errors="replace").splitlines():
+        try:
+            doc = json.loads(line)
+            t = datetime.fromisoformat(doc["timestamp"].replace("Z", "+00:00")).timestamp()
+        except (ValueError, KeyError, TypeError):
+            continue
+        if t >= since:
+            out.append(f"+{t - since:.3f} s {doc.get('event')}")
+    return out
+
+
+def one_round(work: Path, profile: Path | None) -> tuple[float, float, list[str]]:
+    """Seconds to ready, seconds from SIGTERM to exit, the daemon's log lines after SIGTERM."""
     shutil.copyfile(work / "snapshot-24h.bin", work / "state" / SNAPSHOT_FILE)
     port = free_port()
     cfg = (work / "config.yaml").read_text().split("\n", 1)[1]  # without the seed's listen
@@ -146,7 +163,7 @@ def one_round(work: Path, profile: Path | None) -> tuple[float, float]:
                     time.sleep(0.005)
             ready = time.perf_counter() - t0
             time.sleep(1.0)  # serving, as it would be when someone stops it
-            t1 = time.perf_counter()
+            t1, sigterm_at = time.perf_counter(), time.time()
             proc.send_signal(signal.SIGTERM)
             proc.wait(60)
             stopped = time.perf_counter() - t1
@@ -154,7 +171,7 @@ def one_round(work: Path, profile: Path | None) -> tuple[float, float]:
             if proc.poll() is None:
                 proc.kill()
                 proc.wait()
-    return ready, stopped
+    return ready, stopped, log_after(work / "round.log", sigterm_at)
 
 
 def main() -> int:
@@ -173,15 +190,17 @@ def main() -> int:
     doc = {
         "machine": machine(),
         "state": facts,
-        "startup_s": [round(r, 3) for r, _ in rounds],
-        "shutdown_s": [round(s, 3) for _, s in rounds],
-        "startup_median_s": round(median([r for r, _ in rounds]), 3),
-        "shutdown_median_s": round(median([s for _, s in rounds]), 3),
+        "startup_s": [round(r[0], 3) for r in rounds],
+        "shutdown_s": [round(r[1], 3) for r in rounds],
+        "startup_median_s": round(median([r[0] for r in rounds]), 3),
+        "shutdown_median_s": round(median([r[1] for r in rounds]), 3),
+        "last_shutdown_log": rounds[-1][2] if rounds else [],
     }
     print(f"# start-up and shutdown, {doc['machine']}")
     print(f"state: {facts}")
     print(f"run -> /healthz 200: median {doc['startup_median_s']} s {doc['startup_s']}")
     print(f"SIGTERM -> exit:     median {doc['shutdown_median_s']} s {doc['shutdown_s']}")
+    print("the last round's daemon log after SIGTERM:", *doc["last_shutdown_log"], sep="\n  ")
     write_json(args.json, doc)
     return 0
 
