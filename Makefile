@@ -4,7 +4,7 @@ VENV   ?= .venv
 BIN    := $(VENV)/bin
 ARGS   ?=
 
-.PHONY: run demo test lint typecheck unit deps-debian bench clean
+.PHONY: run demo test lint typecheck unit deps-debian bench bench-quick clean
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -38,6 +38,13 @@ unit: $(VENV)/.installed-dev
 
 test: deps-debian $(VENV)/.installed-dev lint
 	$(BIN)/pytest
+
+# Every figure of bench/RESULTS.md, one table at the end (bench/run_all.py; root for the kmsg figure).
+bench: $(VENV)/.installed
+	$(BIN)/python bench/run_all.py $(ARGS)
+
+bench-quick: $(VENV)/.installed
+	$(BIN)/python bench/run_all.py --quick $(ARGS)
 
 clean:
 	rm -rf $(VENV) .pytest_cache .mypy_cache .ruff_cache build dist daemon/*.egg-info

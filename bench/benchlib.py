@@ -6,6 +6,7 @@ Standard library, psutil and httpx only (both are dependencies of the daemon its
 
 from __future__ import annotations
 
+import json
 import os
 import platform
 import signal
@@ -106,13 +107,18 @@ class Daemon:
 
 
 @contextmanager
-def daemon(config: str, workdir: Path, *, ready_timeout: float = 60.0) -> Iterator[Daemon]:
-    """``inferwatch run`` on a free loopback port with ``config`` (YAML, without ``listen``)."""
+def daemon(config: str, workdir: Path, *, ready_timeout: float = 60.0,
+           profile: Path | None = None) -> Iterator[Daemon]:  # fmt: skip
+    """``inferwatch run`` on a free loopback port with ``config`` (YAML, without ``listen``);
+    under cProfile, its stats written to ``profile`` at exit, when given."""
     port = free_port()
     path = workdir / "config.yaml"
     path.write_text(f"listen: 127.0.0.1:{port}\n{config}", encoding="utf-8")
     log = (workdir / "daemon.log").open("wb")
     cmd = [str(INFERWATCH), "run", "--config", str(path), "--state-dir", str(workdir / "state")]
+    if profile is not None:
+        prof = str(profile.resolve())
+        cmd[:1] = [sys.executable, "-m", "cProfile", "-o", prof, "-m", "inferwatch"]
     env = {**os.environ, "PYTHONDONTWRITEBYTECODE": "1"}
     proc = subprocess.Popen(cmd, stdout=log, stderr=subprocess.STDOUT, env=env)
     d = Daemon(proc, port, workdir)
@@ -143,3 +149,94 @@ def compile_package() -> None:
     """Byte-compile the package once, as an installed one is (pip compiles at install)."""
     subprocess.run([sys.executable, "-m", "compileall", "-q", str(REPO / "daemon")], check=True,
                    stdout=subprocess.DEVNULL)  # fmt: skip
+
+
+# -- what several figures share: the 8-GPU host, engine logs, node_exporter, results --------------
+FAKE_PROFILE = REPO / "tests" / "fixtures" / "nvml" / "8x-h100-sxm.json"
+NODE_EXPORTER = "/usr/bin/prometheus-node-exporter"
+
+
+def host_config(engine_logs: list[Path], *, kernel_file: Path | None = None,
+                gpu_interval: str = "2s") -> str:  # fmt: skip
+    """Config YAML (without ``listen``): 8 fake GPUs, one vLLM engine per log, the kernel log
+    from ``kernel_file`` (off when None), the shipped rules, no receivers."""
+    engines = "".join(f"  - name: e{i}\n    log: [{log}]\n" for i, log in enumerate(engine_logs))
+    kernel = f"{{source: file, path: {kernel_file}}}" if kernel_file else "{source: off}"
+    return (
+        f"gpus: {{backend: fake, profile: {FAKE_PROFILE}, expected: 8, interval: {gpu_interval}}}\n"
+        f"kernel: {kernel}\n" + (f"engines:\n{engines}" if engines else "")
+    )
+
+
+def ensure_tool(path: str, package: str) -> str | None:
+    """``path`` when it exists, after ``apt-get install package`` as root if need be; None (with
+    the reason printed) when it cannot be had."""
+    if Path(path).exists():
+        return path
+    if os.geteuid() == 0:
+        subprocess.run(["apt-get", "install", "-y", "-q", package], check=False,
+                       stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)  # fmt: skip
+    if Path(path).exists():
+        return path
+    print(f"{path} missing (Debian package {package}; apt-get needs root)", file=sys.stderr)
+    return None
+
+
+@contextmanager
+def node_exporter() -> Iterator[tuple[subprocess.Popen[bytes], str] | None]:
+    """Debian's prometheus-node-exporter on a free loopback port (default collectors), or None
+    when it is not installed and cannot be."""
+    binary = ensure_tool(NODE_EXPORTER, "prometheus-node-exporter")
+    if binary is None:
+        yield None
+        return
+    port = free_port()
+    proc = subprocess.Popen([binary, f"--web.listen-address=127.0.0.1:{port}"],
+                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)  # fmt: skip
+    url = f"http://127.0.0.1:{port}/metrics"
+
+    def up() -> bool:
+        if proc.poll() is not None:
+            raise RuntimeError(f"node_exporter exited {proc.returncode}")
+        try:
+            return httpx.get(url, timeout=2, trust_env=False).status_code == 200
+        except httpx.HTTPError:
+            return False
+
+    try:
+        wait_until(up, 30, "node_exporter's /metrics")
+        yield proc, url
+    finally:
+        proc.terminate()
+        try:
+            proc.wait(10)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            proc.wait()
+
+
+def peak_rss_mb(pid: int) -> float:
+    """The process's peak resident set (VmHWM) in MiB."""
+    for line in Path(f"/proc/{pid}/status").read_text().splitlines():
+        if line.startswith("VmHWM:"):
+            return int(line.split()[1]) / 1024
+    return float("nan")
+
+
+def write_json(path: Path | None, doc: object) -> None:
+    if path is not None:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(json.dumps(doc, indent=1) + "\n", encoding="utf-8")
+
+
+def source_log(lines: int) -> Path:
+    """A generator log (bench/gen_engine_log.py) of at least ``lines`` lines in bench/out."""
+    out = REPO / "bench" / "out"
+    out.mkdir(parents=True, exist_ok=True)
+    for have in sorted(out.glob("engine-*.log")):
+        if int(have.stem.split("-")[1]) >= lines:
+            return have
+    path = out / f"engine-{lines}.log"
+    subprocess.run([sys.executable, str(REPO / "bench/gen_engine_log.py"), str(path), str(lines)],
+                   check=True, stdout=subprocess.DEVNULL)  # fmt: skip
+    return path

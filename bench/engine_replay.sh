@@ -5,6 +5,7 @@
 # (ROUNDS, default 3) within one run; the first round's replay and mtail outputs are checked
 # against the log's ground truth (bench/check_counts.py).
 # Target (issue "Benchmarks"): replay at >= 15x the speed of mtail and <= 5x grep's time.
+# JSON=F also writes the medians and every round to F (bench/run_all.py reads it).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 out=${BENCH_OUT:-bench/out}
@@ -40,9 +41,12 @@ for ((r = 1; r <= rounds; r++)); do
     > "$out/t.replay_no_rules.$r"
 done
 echo "load average after: $(cut -d' ' -f1-3 /proc/loadavg)"
-python3 bench/check_counts.py "$log.expected.json" "$out/replay.jsonl" "$out/mtail.prom"
+counts=ok
+python3 bench/check_counts.py "$log.expected.json" "$out/replay.jsonl" "$out/mtail.prom" || counts=wrong
 
-python3 - "$out" "$rounds" "$(stat -c %s "$log")" "$lines" "${names[@]}" <<'PY'
+COUNTS=$counts JSON=${JSON:-} python3 - "$out" "$rounds" "$(stat -c %s "$log")" "$lines" "${names[@]}" <<'PY'
+import json
+import os
 import statistics
 import sys
 
@@ -68,4 +72,10 @@ for n in ("replay", "replay_no_rules"):
         f"{label[n]}: {size / wall[n] / 1e6:.0f} MB/s, {wall['mtail'] / wall[n]:.1f}x mtail, "
         f"{wall['grep'] / wall[n]:.2f}x grep"
     )
+if os.environ.get("JSON"):
+    doc = {n: {"median_wall_s": wall[n], "rounds": runs[n]} for n in names}
+    doc.update(lines=lines, bytes=size, counts_ok=os.environ["COUNTS"] == "ok")
+    with open(os.environ["JSON"], "w") as f:
+        json.dump(doc, f, indent=1)
 PY
+[ "$counts" = ok ]

@@ -23,24 +23,14 @@ import tempfile
 import time
 from pathlib import Path
 
-from benchlib import REPO, compile_package, daemon, machine, tree_cpu, wait_until
+from benchlib import REPO, compile_package, daemon, machine, source_log, tree_cpu, wait_until
 
 SOURCE = "engine:bench"
 
 
-def source_log(lines: int) -> Path:
-    out = REPO / "bench" / "out"
-    out.mkdir(parents=True, exist_ok=True)
-    for have in sorted(out.glob("engine-*.log")):
-        if int(have.stem.split("-")[1]) >= lines:
-            return have
-    path = out / f"engine-{lines}.log"
-    subprocess.run([sys.executable, str(REPO / "bench/gen_engine_log.py"), str(path), str(lines)],
-                   check=True, stdout=subprocess.DEVNULL)  # fmt: skip
-    return path
-
-
-def one_rate(rate: int, seconds: float, src: Path) -> dict[str, float | int | bool]:
+def one_rate(
+    rate: int, seconds: float, src: Path, profile: Path | None = None
+) -> dict[str, float | int | bool]:
     with tempfile.TemporaryDirectory(prefix="iw-live-") as tmp:
         work = Path(tmp)
         log = work / "engine.log"
@@ -49,7 +39,7 @@ def one_rate(rate: int, seconds: float, src: Path) -> dict[str, float | int | bo
             f"engines:\n  - name: bench\n    log: [{log}]\n"
             "kernel: {source: off}\ngpus: {backend: off}\n"
         )
-        with daemon(config, work) as d:
+        with daemon(config, work, profile=profile) as d:
             ps = d.ps
             time.sleep(2.0)  # let start-up work settle before the window opens
             cpu0, t0 = tree_cpu(ps), time.monotonic()
@@ -90,12 +80,17 @@ def main() -> int:
     ap.add_argument("--rates", default="1000,10000", help="lines per second, comma-separated")
     ap.add_argument("--seconds", type=float, default=60.0, help="how long the writer writes")
     ap.add_argument("--json", type=Path, help="also write the results to this file")
+    ap.add_argument("--profile", type=Path, help="the daemon under cProfile, stats to F.<rate>")
     args = ap.parse_args()
     rates = [int(r) for r in args.rates.split(",")]
     compile_package()
     src = source_log(int(max(rates) * args.seconds))
     print(f"# live ingest, {machine()}")
-    rows = [one_rate(rate, args.seconds, src) for rate in rates]
+    prof = args.profile
+    rows = [
+        one_rate(rate, args.seconds, src, prof and prof.with_name(f"{prof.name}.{rate}"))
+        for rate in rates
+    ]
     print("| lines/s | lines | CPU s | CPU s per 1,000 lines | % of a core | lag at stop "
           "| catch-up s | dropped | RSS MB |")  # fmt: skip
     print("|---|---|---|---|---|---|---|---|---|")

@@ -20,6 +20,15 @@ sides; latency = ``time.monotonic()`` after the sink has read the POST body minu
 expected webhooks have arrived (or timed out). Everything runs on loopback, on free ports, in a
 temporary directory; every process started here is stopped at the end, also on errors.
 
+The daemon also samples 8 fake GPUs (tests/fixtures/nvml/8x-h100-sxm.json every 2 s) and follows
+two engine logs. A third phase (``--crash-trials``, while Prometheus still scrapes the daemon)
+appends one fatal line of a vLLM engine to one of those logs per trial, each with an (engine,
+crash signature) pair not used before, and measures the line appended -> the daemon's
+``EngineCrashed`` webhook (inferwatch only: Prometheus evaluates the GPU rules). An engine death
+is logged as a chain of lines over a few seconds, so the daemon decides a crash incident
+``crash_window`` (5 s) after its first line by design; that wait is part of this figure.
+The number of records in the kernel ring when the run starts is reported (``ring_records``).
+
 Run as root (writing /dev/kmsg): ``.venv/bin/python bench/notify_latency.py`` (see --help).
 """
 
@@ -53,6 +62,28 @@ from typing import Any, TypeVar
 REPO = Path(__file__).resolve().parents[1]
 RULES = REPO / "rules" / "gpu.yaml"
 ALERT = "GpuFallenOffBus"
+CRASH_ALERT = "EngineCrashed"
+FAKE_PROFILE = REPO / "tests" / "fixtures" / "nvml" / "8x-h100-sxm.json"
+ENGINES = ("e0", "e1")
+# One fatal vLLM line per crash signature the daemon names (parsers/vllm_faults.py's anchors).
+CRASH_LINES = (
+    ("illegal_memory_access", "[gpu_model_runner.py:1] RuntimeError: CUDA error: an illegal "
+     "memory access was encountered"),
+    ("cuda_oom", "[gpu_worker.py:1] torch.OutOfMemoryError: CUDA out of memory. Tried to "
+     "allocate 2.00 GiB."),
+    ("nccl", "[parallel_state.py:1] RuntimeError: NCCL error in: ProcessGroupNCCL.cpp:1, "
+     "unhandled cuda error"),
+    ("iteration_timeout", "[core.py:1] Engine iteration timed out. This should never happen!"),
+    ("assertion", "[core.py:1] AssertionError: bench"),
+    ("engine_died", "[core_client.py:1] Engine core proc EngineCore_0 died unexpectedly, "
+     "shutting down client."),
+    ("worker_died", "[multiproc_executor.py:1] Worker VllmWorkerProcess pid 4242 died, exit "
+     "code: -9"),
+    ("fatal_error", "[core.py:1] EngineCore encountered a fatal error."),
+    ("output_handler_failed", "[async_llm.py:1] AsyncLLM output_handler failed."),
+    ("engine_dead", "[async_llm.py:1] vllm.v1.engine.exceptions.EngineDeadError: EngineCore "
+     "encountered an issue."),
+)  # fmt: skip
 IW_PATH = "/inferwatch"
 AM_PATH = "/alertmanager"
 T = TypeVar("T")
@@ -218,8 +249,11 @@ class Sink:
             self.posts += 1
             for alert in payload.get("alerts", []):
                 labels = alert.get("labels", {})
+                name = labels.get("alertname")
                 bus = labels.get("pci_bus_id")
-                if alert.get("status") != "firing" or labels.get("alertname") != ALERT or not bus:
+                if name == CRASH_ALERT:
+                    bus = f"{labels.get('engine')}/{labels.get('signature')}"
+                if alert.get("status") != "firing" or name not in (ALERT, CRASH_ALERT) or not bus:
                     continue
                 self.first.setdefault(
                     (path, bus),
@@ -294,16 +328,17 @@ def ready(procs: Procs, url: str) -> Callable[[], bool]:
 
 
 # -- configs -------------------------------------------------------------------------------------
-def daemon_config(port: int, state: Path, hook: str, rules: str | None) -> str:
+def daemon_config(port: int, state: Path, hook: str, rules: str | None, tmp: Path) -> str:
     """JSON is YAML: the daemon's config, Alertmanager syntax for route and receivers."""
     config: dict[str, Any] = {
         "listen": f"127.0.0.1:{port}",
         "state_dir": str(state),
-        "gpus": {"backend": "off"},
+        "gpus": {"backend": "fake", "profile": str(FAKE_PROFILE), "expected": 8, "interval": "2s"},
         "kernel": {"source": "kmsg"},
+        "engines": [{"name": e, "log": [str(tmp / f"{e}.log")]} for e in ENGINES],
         "route": {
             "receiver": "bench",
-            "group_by": ["alertname", "pci_bus_id"],
+            "group_by": ["alertname", "pci_bus_id", "engine", "signature"],
             "group_wait": "0s",
             "group_interval": "10s",
         },
@@ -366,10 +401,12 @@ class Trial:
     am_starts_at: float | None = None
 
 
-def domains_in_ring() -> set[str]:
+def domains_in_ring() -> tuple[set[str], int]:
     """PCI domains of every Xid record still in the kernel's ring buffer (earlier runs and the
-    test suite write there too): a trial must use a bus no record names yet."""
+    test suite write there too: a trial must use a bus no record names yet), and the number of
+    records in the ring."""
     found: set[str] = set()
+    records = 0
     fd = os.open("/dev/kmsg", os.O_RDONLY | os.O_NONBLOCK)
     try:
         while True:
@@ -381,10 +418,11 @@ def domains_in_ring() -> set[str]:
                 continue
             if not raw:
                 break
+            records += 1
             found.update(m.lower() for m in re.findall(rb"PCI:([0-9a-fA-F]{4}):", raw))
     finally:
         os.close(fd)
-    return {f.decode() for f in found}
+    return {f.decode() for f in found}, records
 
 
 @dataclass
@@ -396,6 +434,8 @@ class Bench:
     base_domain: int = field(default_factory=lambda: 0x1000 + secrets.randbelow(0xC000))
     counter: int = 0
     used: set[str] | None = None
+    ring_records: int | None = None
+    crashes: int = 0
     trials: list[Trial] = field(default_factory=list)
     daemon_port: int = 0
     daemon_log: Path | None = None
@@ -427,7 +467,11 @@ class Bench:
         daemon_rules, self.prom_rules = self.prepare_rules()
         cfg = self.tmp / "inferwatch.yaml"
         hook = self.sink.url(IW_PATH)
-        cfg.write_text(daemon_config(self.daemon_port, self.tmp / "state", hook, daemon_rules))
+        for e in ENGINES:
+            (self.tmp / f"{e}.log").touch()
+        cfg.write_text(
+            daemon_config(self.daemon_port, self.tmp / "state", hook, daemon_rules, self.tmp)
+        )
         inferwatch = str(REPO / ".venv" / "bin" / "inferwatch")
         env = {"PYTHONUNBUFFERED": "1"}
         if self.args.daemon_path:  # another copy of the package (a fix under test, a commit)
@@ -499,10 +543,28 @@ class Bench:
         wait_until(scraping, 30, "prometheus to scrape the daemon")
         wait_until(wired, 30, "prometheus to load the rules and find the alertmanager")
 
+    def crash_write(self) -> tuple[str, float, float]:
+        """Append the next unused (engine, signature) fatal line; (key, monotonic, wall)."""
+        pairs = [(e, sig, text) for sig, text in CRASH_LINES for e in ENGINES]
+        engine, sig, text = pairs[self.crashes % len(pairs)]
+        self.crashes += 1
+        stamp = datetime.now().strftime("%m-%d %H:%M:%S")  # vLLM logs local time
+        with (self.tmp / f"{engine}.log").open("a", encoding="utf-8") as log:
+            mono, wall = time.monotonic(), time.time()
+            log.write(f"ERROR {stamp} {text}\n")
+        return f"{engine}/{sig}", mono, wall
+
     def one(self, phase: str, paths: list[str], timeout: float) -> Trial:
         self.procs.check()
+        if phase.startswith("engine-crash"):
+            key, mono, wall = self.crash_write()
+            trial = Trial(phase, self.crashes, key, mono, wall)
+            got = self.sink.wait([(IW_PATH, key)], timeout)
+            if (IW_PATH, key) in got:
+                trial.inferwatch_ms = 1000 * (got[IW_PATH, key]["mono"] - mono)
+            return trial
         if self.used is None:
-            self.used = domains_in_ring()
+            self.used, self.ring_records = domains_in_ring()
         domain = f"{(self.base_domain + self.counter) & 0xFFFF:04x}"
         self.counter += 1
         while domain in self.used:  # an earlier record with this bus would be matched instead
@@ -636,6 +698,9 @@ def results(bench: Bench, load: dict[str, Any]) -> dict[str, Any]:
         f"prometheus {bench.args.interval} + alertmanager": [
             t.alertmanager_ms for t in measured if t.phase == "side-by-side"
         ],
+        "inferwatch engine crash line (scraped at 1 s, incl. the 5 s crash window)": [
+            t.inferwatch_ms for t in measured if t.phase == "engine-crash"
+        ],
     }
     paths = {
         name: {
@@ -651,10 +716,13 @@ def results(bench: Bench, load: dict[str, Any]) -> dict[str, Any]:
         "benchmark": "notify_latency",
         "measured_at": datetime.now(UTC).isoformat(timespec="seconds"),
         "host": {"cpus": os.cpu_count(), "platform": platform.platform(), "load": load},
+        "ring_records": bench.ring_records,
         "source": {**bench.source, "daemon_path": str(bench.args.daemon_path or "")},
         "settings": {
             "trials": bench.args.trials,
             "side_by_side_trials": bench.args.side_trials,
+            "crash_trials": bench.args.crash_trials,
+            "gpus": "8 fake (8x-h100-sxm.json, every 2 s)",
             "warmup": bench.args.warmup,
             "gap_s": bench.args.gap,
             "jitter_s": bench.args.jitter,
@@ -682,6 +750,7 @@ def print_table(doc: dict[str, Any]) -> None:
         print(row(name, s, 0).rsplit(" | ", 1)[0] + " |")
     print(f"\nload (host CPU busy % over the run, all cores; load averages): {doc['host']['load']}")
     print(f"daemon rule loads (1 = start-up only): {doc['daemon_rule_loads']}")
+    print(f"records in the kernel ring at the start: {doc['ring_records']}")
 
 
 # -- main ----------------------------------------------------------------------------------------
@@ -713,6 +782,12 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
         default="isolated",
         help="rule files: private copies (default) or the checkout's (see prepare_rules)",
     )
+    p.add_argument(
+        "--crash-trials",
+        type=int,
+        default=10,
+        help=f"engine crash lines appended, inferwatch only (10; at most {2 * len(CRASH_LINES)})",
+    )
     p.add_argument("--interval", default="1s", help="Prometheus scrape/evaluation interval")
     p.add_argument("--timeout", type=float, default=15.0, help="seconds to wait per webhook")
     p.add_argument("--prometheus", default=shutil.which("prometheus") or "prometheus")
@@ -720,7 +795,9 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
         "--alertmanager",
         default=shutil.which("prometheus-alertmanager") or "prometheus-alertmanager",
     )
-    p.add_argument("--out", type=Path, default=REPO / "bench" / "out" / "notify_latency.json")
+    p.add_argument(
+        "--out", "--json", type=Path, default=REPO / "bench" / "out" / "notify_latency.json"
+    )
     p.add_argument("--keep", action="store_true", help="keep the temporary directory (logs)")
     p.add_argument(
         "--daemon-path",
@@ -751,6 +828,8 @@ def main(argv: list[str] | None = None) -> int:
             if args.side_trials:
                 bench.start_prometheus()
                 bench.phase("side-by-side", args.side_trials, [IW_PATH, AM_PATH], args.timeout)
+            if args.crash_trials:
+                bench.phase("engine-crash", args.crash_trials, [IW_PATH], args.timeout)
             load["after"] = list(os.getloadavg())
             busy, total = (b - a for a, b in zip(cpu_before, cpu_times(), strict=True))
             load["host_cpu_busy_pct"] = round(100 * busy / total, 1) if total else None

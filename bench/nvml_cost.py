@@ -5,12 +5,13 @@ module (the same sampler code that reads pynvml), the conversion to samples, and
 bookkeeping of the source. The fake's own answering is included, so this is an upper bound of
 inferwatch's share; a real driver adds its own call latency (bench/gpu_check.sh measures that).
 
-usage: python bench/nvml_cost.py [CYCLES]     (target: < 5 ms CPU per cycle)
+usage: python bench/nvml_cost.py [CYCLES] [--json F]     (target: < 5 ms CPU per cycle)
 """
 
 from __future__ import annotations
 
 import asyncio
+import json
 import statistics
 import sys
 import time
@@ -39,7 +40,11 @@ async def measure(cycles: int) -> tuple[list[float], list[float], int]:
 
 
 def main() -> int:
-    cycles = int(sys.argv[1]) if len(sys.argv) > 1 else 500
+    args = [a for a in sys.argv[1:] if not a.startswith("--json")]
+    out = sys.argv[sys.argv.index("--json") + 1] if "--json" in sys.argv else None
+    if out:
+        args.remove(out)
+    cycles = int(args[0]) if args else 500
     cpu, wall, samples = asyncio.run(measure(cycles))
     q = statistics.quantiles(cpu, n=100)
     print(f"8 fake GPUs ({PROFILE.name}), {cycles} poll cycles, {samples} samples per cycle")
@@ -51,6 +56,10 @@ def main() -> int:
     print(f"| CPU ms per GPU | {statistics.median(cpu) / 8:.3f} | {q[94] / 8:.3f} | "
           f"{max(cpu) / 8:.3f} |")  # fmt: skip
     ok = statistics.median(cpu) < TARGET_MS
+    if out:
+        doc = {"cycles": cycles, "samples": samples, "cpu_median_ms": statistics.median(cpu),
+               "cpu_p95_ms": q[94], "wall_median_ms": statistics.median(wall)}  # fmt: skip
+        Path(out).write_text(json.dumps(doc, indent=1) + "\n", encoding="utf-8")
     print(f"target < {TARGET_MS} ms CPU per cycle (median): {'PASS' if ok else 'FAIL'}")
     return 0 if ok else 1
 
