@@ -23,11 +23,16 @@ from integration.promstack import (
 pytestmark = pytest.mark.integration
 
 ALERT = "GpuMmuFaultOnAllRanks"
-NOW = time.strftime("%b %d %H:%M:%S").replace(" 0", "  ", 1)
-XID_79 = (
-    f"{NOW} gpu-09 kernel: NVRM: Xid (PCI:0000:5e:00): 79, pid=1234, name=python3, "
-    "GPU has fallen off the bus.\n"
-)
+
+
+def xid_79() -> str:
+    """Stamped when written (not at import: the suite may import this module many minutes
+    earlier, and a first start takes records older than kernel.alert_max_age for history)."""
+    now = time.strftime("%b %d %H:%M:%S").replace(" 0", "  ", 1)
+    return (
+        f"{now} gpu-09 kernel: NVRM: Xid (PCI:0000:5e:00): 79, pid=1234, name=python3, "
+        "GPU has fallen off the bus.\n"
+    )
 
 
 def test_a_shipped_rule_pages_through_alertmanager_and_a_daemon_pushes_into_it(
@@ -79,7 +84,7 @@ def test_a_shipped_rule_pages_through_alertmanager_and_a_daemon_pushes_into_it(
         try:
             d.wait_ready()
             with kern.open("a") as fh:
-                fh.write(XID_79)
+                fh.write(xid_79())
             (pushed, *_) = wait_until(
                 lambda: sink.firing("GpuFallenOffBus"), 60, "the pushed alert's webhook"
             )

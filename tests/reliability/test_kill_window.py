@@ -29,8 +29,19 @@ from reliability.attack_table import AttackRow
 
 pytestmark = [pytest.mark.integration, pytest.mark.timeout(300)]
 KILLS = 10
-NOW = time.strftime("%b %d %H:%M:%S").replace(" 0", "  ", 1)
-FILLER = f"{NOW} hyperion kernel: usb 1-1: new high-speed USB device number 7\n"
+
+
+def now() -> str:
+    """The syslog stamp of this moment (taken when a line is written, never at import: the
+    suite may import this module many minutes before the test runs, and a first start takes
+    records older than kernel.alert_max_age for history, not pages)."""
+    return time.strftime("%b %d %H:%M:%S").replace(" 0", "  ", 1)
+
+
+def filler() -> str:
+    return f"{now()} hyperion kernel: usb 1-1: new high-speed USB device number 7\n"
+
+
 MODES = ("in flight", "answered", "older snapshot")
 
 
@@ -101,7 +112,7 @@ def sink() -> Iterator[Sink]:
 def xid_line(bus: str) -> str:
     domain = bus.split(":", maxsplit=1)[0]
     return (
-        f"{NOW} hyperion kernel: NVRM: Xid (PCI:{domain}:3b:00): 79, pid=42, name=python3, "
+        f"{now()} hyperion kernel: NVRM: Xid (PCI:{domain}:3b:00): 79, pid=42, name=python3, "
         "GPU has fallen off the bus.\n"
     )
 
@@ -124,7 +135,7 @@ def test_an_alert_paged_just_before_a_kill_is_not_paged_again(
         "each alert announced once: one firing message, one startsAt, no resolved",
     )
     kern = tmp_path / "kern.log"
-    kern.write_text(f"{NOW} hyperion kernel: usb 1-1: new device\n")
+    kern.write_text(f"{now()} hyperion kernel: usb 1-1: new device\n")
     config = tmp_path / "c.yaml"
     config.write_text(
         f"gpus: {{backend: 'off'}}\nkernel: {{source: file, path: '{kern}'}}\n"
@@ -159,7 +170,7 @@ def test_an_alert_paged_just_before_a_kill_is_not_paged_again(
             sink.release.clear()
             with kern.open("a") as fh:
                 if mode == "older snapshot":  # a busy log: re-reading it takes a while
-                    fh.write(FILLER * 50_000)
+                    fh.write(filler() * 50_000)
                 fh.write(xid_line(bus))
             wait_until(lambda b=bus: sink.about(b), 60, f"the page for {bus}")
             if mode != "in flight":
