@@ -51,8 +51,30 @@ _MARKER = array("d", [STALE_NAN]).tobytes()  # the marker's bytes in the array's
 
 
 def _drop_markers(ts: array[float], vs: array[float]) -> tuple[array[float], array[float]]:
-    """The window without its staleness markers, found by their bit pattern (other NaNs stay);
-    the runs between markers are copied whole."""
+    """The window without its staleness markers, found by their bit pattern (other NaNs stay):
+    the values' bytes split at the pattern and joined again, the times cut at the same places."""
+    width = vs.itemsize
+    parts = vs.tobytes().split(_MARKER)
+    if len(parts) == 1:
+        return ts, vs
+    if any(len(part) % width for part in parts):  # the pattern straddling two samples somewhere
+        return _drop_markers_stepwise(ts, vs)
+    traw = ts.tobytes()
+    cuts = []
+    pos = 0
+    for part in parts:
+        end = pos + len(part)
+        cuts.append(traw[pos:end])
+        pos = end + width
+    out_ts, out_vs = array("d"), array("d")
+    out_ts.frombytes(b"".join(cuts))
+    out_vs.frombytes(b"".join(parts))
+    return out_ts, out_vs
+
+
+def _drop_markers_stepwise(ts: array[float], vs: array[float]) -> tuple[array[float], array[float]]:
+    """:func:`_drop_markers` testing each match's alignment (for values whose bytes hold the
+    pattern across two samples)."""
     raw = vs.tobytes()
     width = vs.itemsize
     out_ts, out_vs = array("d"), array("d")

@@ -154,6 +154,20 @@ class Expansions:
         return text
 
 
+def once_each(query: Callable[[str], QueryResult]) -> Callable[[str], QueryResult]:
+    """``query`` answering each text once: for one rule's candidates, whose templates see one
+    store at one time (``summary`` and ``summary_zh`` ask the same question)."""
+    done: dict[str, QueryResult] = {}
+
+    def run(text: str) -> QueryResult:
+        found = done.get(text)
+        if found is None:
+            found = done[text] = query(text)
+        return found
+
+    return run
+
+
 def candidates(
     rule: AlertingRule,
     vec: Vector,
@@ -165,6 +179,8 @@ def candidates(
     out: list[Candidate] = []
     seen: set[Labels] = set()
     memo = expansions or Expansions(0)
+    if expansions is not None:
+        query = once_each(query)
     outside = (tuple(external_labels.items()), external_url)
     for s in vec:
         metric = s.metric()
