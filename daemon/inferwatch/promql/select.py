@@ -16,7 +16,7 @@ from math import isnan
 from operator import add, mod
 
 from inferwatch.promql.ast import MatrixSelector, VectorSelector
-from inferwatch.promql.context import Ctx
+from inferwatch.promql.context import Ctx, Window
 from inferwatch.promql.types import Sample, Vector
 from inferwatch.store.series import STALE_NAN, Series, is_stale
 
@@ -131,11 +131,24 @@ def window_of(
     return ts, vs
 
 
+def window_in(ctx: Ctx, s: Series, lo: int, hi: int) -> Window | None:
+    """:func:`window_of` for an evaluation: a window that needs its markers dropped is kept in
+    ``ctx.windows`` for the next function reading the same range."""
+    plan = ctx.options.plan
+    if not plan or s.irregular < lo:
+        return window_of(s, lo, hi, plan)
+    key = (s, lo, hi)
+    kept = ctx.windows
+    if key in kept:
+        return kept[key]
+    found = kept[key] = window_of(s, lo, hi, plan)
+    return found
+
+
 def windows(ctx: Ctx, msel: MatrixSelector) -> Iterator[tuple[Series, array[float], array[float]]]:
     """Each matching series with its samples in range (markers skipped); empty ones omitted."""
-    plan = ctx.options.plan
     for s, lo, hi in spans(ctx, msel):
-        found = window_of(s, lo, hi, plan)
+        found = window_in(ctx, s, lo, hi)
         if found is not None:
             yield s, *found
 
