@@ -84,3 +84,31 @@ def test_a_query_asked_by_two_annotations_runs_once_per_evaluation(
         (alert,) = manager.alerts()
         assert dict(alert.annotations) == {"summary": f"{y:g} a", "summary_zh": f"{y:g}：a"}
     assert asked == [0.0, 10.0]  # once per evaluation, not once per annotation
+
+
+def test_a_query_template_is_expanded_again_only_for_another_answer(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    groups, problems = load_rule_text(RULES, "r.yaml")
+    assert problems == []
+    store = SeriesStore(FakeClock(0.0), retention_s=math.inf)
+    manager = RuleManager(RuleSet(tuple(groups)), store, {"host": "h1"})
+    expanded: list[str] = []
+    real = rule_eval.expand_for_rule
+
+    def counted(template: Any, data: Any, query: Any) -> str:
+        text = real(template, data, query)
+        if "query" in template.source:
+            expanded.append(text)
+        return text
+
+    monkeypatch.setattr(rule_eval, "expand_for_rule", counted)
+    seen = []
+    for t, y in ((0.0, 0.0), (10.0, 0.0), (20.0, -0.0), (30.0, -0.0), (40.0, 7.0)):
+        store.set("x", A, 1.0, t)
+        store.set("y", (), y, t)
+        manager.evaluate_all(t)
+        (alert,) = manager.alerts()
+        seen.append(dict(alert.annotations)["other"])
+    assert seen == ["0", "0", "-0", "-0", "7"]
+    assert expanded == ["0", "-0", "7"]  # -0 is another answer than 0: it prints otherwise
