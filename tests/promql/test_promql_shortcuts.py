@@ -302,3 +302,27 @@ def test_rate_and_increase_read_in_place_as_the_general_path_would(
             )
             patch.setitem(promql_functions.FUNCTIONS, name, general)  # type: ignore[arg-type]
         assert fast == results()
+
+
+def test_a_window_with_markers_is_cleaned_once_per_evaluation(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    store = _store()
+    labels = make_labels({"job": "a"})
+    for i in range(40):  # a recorded series that goes stale every third sample
+        store.set("r", labels, STALE_NAN if i % 3 == 2 else float(i), 10.0 * i)
+    cleaned: list[int] = []
+    real = promql_select._drop_markers
+
+    def counted(ts: array[float], vs: array[float]) -> tuple[array[float], array[float]]:
+        cleaned.append(len(vs))
+        return real(ts, vs)
+
+    monkeypatch.setattr(promql_select, "_drop_markers", counted)
+    query = load("quantile_over_time(0.5, r[1h]) + count_over_time(r[1h])")
+    (sample,) = evaluate(query, store, 395.0)
+    assert sample.value == 19 + 27  # the median of the 27 kept values (0, 1, 3, 4, …, 39), count
+    assert cleaned == [40]
+    (again,) = evaluate(query, store, 395.0)  # a new evaluation reads the window afresh
+    assert again.value == sample.value
+    assert cleaned == [40, 40]

@@ -4,9 +4,14 @@ differ."""
 from __future__ import annotations
 
 import math
+from typing import Any
+
+import pytest
 
 from inferwatch.clock import FakeClock
+from inferwatch.promql.engine import Query, Value
 from inferwatch.promql.types import EvalOptions
+from inferwatch.rules import rule_eval
 from inferwatch.rules.evaluator import RuleManager
 from inferwatch.rules.loader import load_rule_text
 from inferwatch.rules.ruleset import RuleSet
@@ -42,3 +47,68 @@ def test_annotations_follow_value_and_query_results(eval_options: EvalOptions) -
     assert seen[1] == {"value": "1 a", "fixed": "job a on h1", "other": "6"}
     assert seen[2] == {"value": "2 a", "fixed": "job a on h1", "other": "6"}
     assert seen[3] is None  # -0 > 0 is false: the alert is gone
+
+
+TWICE = """
+groups:
+  - name: g
+    rules:
+      - alert: Big
+        expr: x > 0
+        annotations:
+          summary: '{{ with query "y" }}{{ . | first | value }}{{ end }} {{ $labels.job }}'
+          summary_zh: '{{ with query "y" }}{{ . | first | value }}{{ end }}：{{ $labels.job }}'
+"""
+
+
+def test_a_query_asked_by_two_annotations_runs_once_per_evaluation(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    groups, problems = load_rule_text(TWICE, "r.yaml")
+    assert problems == []
+    store = SeriesStore(FakeClock(0.0), retention_s=math.inf)
+    manager = RuleManager(RuleSet(tuple(groups)), store, {})
+    asked: list[float] = []
+    real = rule_eval.evaluate
+
+    def counted(query: Query, *args: Any, **kwargs: Any) -> Value:
+        if query.text == "y":
+            asked.append(args[1])
+        return real(query, *args, **kwargs)
+
+    monkeypatch.setattr(rule_eval, "evaluate", counted)
+    for t, y in ((0.0, 5.0), (10.0, 6.0)):
+        store.set("x", A, 1.0, t)
+        store.set("y", (), y, t)
+        manager.evaluate_all(t)
+        (alert,) = manager.alerts()
+        assert dict(alert.annotations) == {"summary": f"{y:g} a", "summary_zh": f"{y:g}：a"}
+    assert asked == [0.0, 10.0]  # once per evaluation, not once per annotation
+
+
+def test_a_query_template_is_expanded_again_only_for_another_answer(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    groups, problems = load_rule_text(RULES, "r.yaml")
+    assert problems == []
+    store = SeriesStore(FakeClock(0.0), retention_s=math.inf)
+    manager = RuleManager(RuleSet(tuple(groups)), store, {"host": "h1"})
+    expanded: list[str] = []
+    real = rule_eval.expand_for_rule
+
+    def counted(template: Any, data: Any, query: Any) -> str:
+        text = real(template, data, query)
+        if "query" in template.source:
+            expanded.append(text)
+        return text
+
+    monkeypatch.setattr(rule_eval, "expand_for_rule", counted)
+    seen = []
+    for t, y in ((0.0, 0.0), (10.0, 0.0), (20.0, -0.0), (30.0, -0.0), (40.0, 7.0)):
+        store.set("x", A, 1.0, t)
+        store.set("y", (), y, t)
+        manager.evaluate_all(t)
+        (alert,) = manager.alerts()
+        seen.append(dict(alert.annotations)["other"])
+    assert seen == ["0", "0", "-0", "-0", "7"]
+    assert expanded == ["0", "-0", "7"]  # -0 is another answer than 0: it prints otherwise

@@ -8,9 +8,10 @@ keeps them in their own modules without importing the evaluator.
 
 from __future__ import annotations
 
+from array import array
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Protocol
+from typing import TYPE_CHECKING, Protocol, TypeAlias
 
 from inferwatch.promql.types import EvalOptions, Vector
 from inferwatch.store.series import Series
@@ -18,6 +19,10 @@ from inferwatch.store.tsdb import SeriesStore
 
 if TYPE_CHECKING:
     from inferwatch.promql.ast import Expr, VectorSelector
+
+
+Window: TypeAlias = "tuple[array[float], array[float]]"
+"""A window's times and values."""
 
 
 class Selection(Protocol):
@@ -38,6 +43,11 @@ class Ctx:
     # shipped rule computes the same increase() on both sides of an `or`); cleared whenever a
     # recording rule writes, since a later call could read what it wrote. Used with plan only.
     memo: dict[str, Vector] = field(default_factory=dict)
+    # Windows with staleness markers dropped, by series and index range: two functions of one
+    # rule over the same range (quantile_over_time and count_over_time of a 24-h window) drop
+    # its markers once. Valid while the store is unchanged: the rule manager clears it after
+    # each rule (rules write), a lone query never writes. Used with plan only.
+    windows: dict[tuple[Series, int, int], Window | None] = field(default_factory=dict)
 
 
 ScalarFn = Callable[[Ctx], float]

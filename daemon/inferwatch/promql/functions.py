@@ -33,7 +33,7 @@ from inferwatch.promql.select import (
     newest_in_range,
     range_bounds,
     spans,
-    window_of,
+    window_in,
     windows,
 )
 from inferwatch.promql.types import PromQLError, Sample, Vector, check_unique
@@ -102,7 +102,7 @@ def _counter_range(name: str) -> VectorBuilder:
                         is_counter=True, is_rate=is_rate,
                     )  # fmt: skip
                 else:
-                    found = window_of(s, lo, hi, ctx.options.plan)
+                    found = window_in(ctx, s, lo, hi)
                     if found is None:
                         continue
                     info = info or RangeInfo(start, end, ctx.t)

@@ -11,10 +11,12 @@ from __future__ import annotations
 from array import array
 from bisect import bisect_left, bisect_right
 from collections.abc import Iterator
+from itertools import accumulate, repeat
 from math import isnan
+from operator import add, mod
 
 from inferwatch.promql.ast import MatrixSelector, VectorSelector
-from inferwatch.promql.context import Ctx
+from inferwatch.promql.context import Ctx, Window
 from inferwatch.promql.types import Sample, Vector
 from inferwatch.store.series import STALE_NAN, Series, is_stale
 
@@ -51,8 +53,28 @@ _MARKER = array("d", [STALE_NAN]).tobytes()  # the marker's bytes in the array's
 
 
 def _drop_markers(ts: array[float], vs: array[float]) -> tuple[array[float], array[float]]:
-    """The window without its staleness markers, found by their bit pattern (other NaNs stay);
-    the runs between markers are copied whole."""
+    """The window without its staleness markers, found by their bit pattern (other NaNs stay):
+    the values' bytes split at the pattern and joined again, the times cut at the same places."""
+    width = vs.itemsize
+    parts = vs.tobytes().split(_MARKER)
+    if len(parts) == 1:
+        return ts, vs
+    sizes = list(map(len, parts))
+    if any(map(mod, sizes, repeat(width))):  # the pattern straddling two samples somewhere
+        return _drop_markers_stepwise(ts, vs)
+    # Part i starts where parts 0..i-1 and their markers end; the times are cut there too
+    # (map and accumulate: no Python-level step per marker).
+    starts = list(accumulate(map(add, sizes, repeat(width)), initial=0))
+    cuts = map(slice, starts, map(add, starts, sizes))
+    out_ts, out_vs = array("d"), array("d")
+    out_ts.frombytes(b"".join(map(ts.tobytes().__getitem__, cuts)))
+    out_vs.frombytes(b"".join(parts))
+    return out_ts, out_vs
+
+
+def _drop_markers_stepwise(ts: array[float], vs: array[float]) -> tuple[array[float], array[float]]:
+    """:func:`_drop_markers` testing each match's alignment (for values whose bytes hold the
+    pattern across two samples)."""
     raw = vs.tobytes()
     width = vs.itemsize
     out_ts, out_vs = array("d"), array("d")
@@ -109,11 +131,24 @@ def window_of(
     return ts, vs
 
 
+def window_in(ctx: Ctx, s: Series, lo: int, hi: int) -> Window | None:
+    """:func:`window_of` for an evaluation: a window that needs its markers dropped is kept in
+    ``ctx.windows`` for the next function reading the same range."""
+    plan = ctx.options.plan
+    if not plan or s.irregular < lo:
+        return window_of(s, lo, hi, plan)
+    key = (s, lo, hi)
+    kept = ctx.windows
+    if key in kept:
+        return kept[key]
+    found = kept[key] = window_of(s, lo, hi, plan)
+    return found
+
+
 def windows(ctx: Ctx, msel: MatrixSelector) -> Iterator[tuple[Series, array[float], array[float]]]:
     """Each matching series with its samples in range (markers skipped); empty ones omitted."""
-    plan = ctx.options.plan
     for s, lo, hi in spans(ctx, msel):
-        found = window_of(s, lo, hi, plan)
+        found = window_in(ctx, s, lo, hi)
         if found is not None:
             yield s, *found
 

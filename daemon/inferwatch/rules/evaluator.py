@@ -276,6 +276,7 @@ class RuleManager:
                 self.store.count_dropped(ALERTS_PER_RULE, rule.name, (), exc.found)
             except Exception as exc:  # one failing rule never stops the others
                 failure = str(exc) or type(exc).__name__
+            ctx.windows.clear()  # this rule may have written: windows are read afresh
             state.health, state.last_error, state.last_eval = (
                 ("err" if failure else "ok"),
                 failure,

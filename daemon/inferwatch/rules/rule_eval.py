@@ -128,11 +128,16 @@ class Expansions:
     """Expanded rule templates by what they can depend on: a template that never calls
     ``query`` is a pure function of its text and its dot (the sample's labels and exact value,
     the external labels and URL). An alert held for minutes expands the same annotations at
-    every evaluation; this keeps them."""
+    every evaluation; this keeps them. A template that calls ``query`` is a pure function of
+    its dot and the answers it got: its text is kept with the questions it asked, in order, and
+    reused while each of them gets the same answer again (the same answers take the template
+    down the same path, asking the same questions)."""
 
     def __init__(self, size: int = 4096) -> None:
         self._size = size
         self._done: dict[tuple[object, ...], str] = {}
+        self._asked: dict[tuple[object, ...], tuple[str, tuple[tuple[str, QueryResult], ...]]]
+        self._asked = {}
 
     def expand(
         self,
@@ -142,9 +147,11 @@ class Expansions:
         query: Callable[[str], QueryResult],
     ) -> str:
         """``context``: what else the dot holds (labels with name, value bits, externals)."""
-        if self._size <= 0 or "query" in template.source:
+        if self._size <= 0:
             return expand_for_rule(template, data, query)
         key = (template.name, template.source, *context)
+        if "query" in template.source:
+            return self._expand_asking(key, template, data, query)
         text = self._done.get(key)
         if text is None:
             text = expand_for_rule(template, data, query)
@@ -152,6 +159,68 @@ class Expansions:
                 self._done.clear()
             self._done[key] = text
         return text
+
+    def _expand_asking(
+        self,
+        key: tuple[object, ...],
+        template: Template,
+        data: TemplateData,
+        query: Callable[[str], QueryResult],
+    ) -> str:
+        kept = self._asked.get(key)
+        if kept is not None and _same_answers(kept[1], query):
+            return kept[0]
+        asked: list[tuple[str, QueryResult]] = []
+        failed = False
+
+        def recording(text: str) -> QueryResult:
+            nonlocal failed
+            try:
+                found = query(text)
+            except BaseException:
+                failed = True
+                raise
+            asked.append((text, found))
+            return found
+
+        text = expand_for_rule(template, data, recording)
+        if not failed:  # a failed question may be answered next time: ask again then
+            if len(self._asked) >= self._size:
+                self._asked.clear()
+            self._asked[key] = (text, tuple(asked))
+        return text
+
+
+def _same_answers(
+    asked: tuple[tuple[str, QueryResult], ...], query: Callable[[str], QueryResult]
+) -> bool:
+    for text, answer in asked:
+        try:
+            again = query(text)
+        except FuncError:
+            return False
+        if again is not answer and _bits(again) != _bits(answer):
+            return False
+    return True
+
+
+def _bits(answer: QueryResult) -> list[tuple[list[tuple[str, str]], bytes]]:
+    """An answer exactly: labels in order, values by their bits (``-0`` prints unlike ``0``)."""
+    return [(list(s.labels.items()), struct.pack("<d", s.value)) for s in answer]
+
+
+def once_each(query: Callable[[str], QueryResult]) -> Callable[[str], QueryResult]:
+    """``query`` answering each text once: for one rule's candidates, whose templates see one
+    store at one time (``summary`` and ``summary_zh`` ask the same question)."""
+    done: dict[str, QueryResult] = {}
+
+    def run(text: str) -> QueryResult:
+        found = done.get(text)
+        if found is None:
+            found = done[text] = query(text)
+        return found
+
+    return run
 
 
 def candidates(
@@ -165,6 +234,8 @@ def candidates(
     out: list[Candidate] = []
     seen: set[Labels] = set()
     memo = expansions or Expansions(0)
+    if expansions is not None:
+        query = once_each(query)
     outside = (tuple(external_labels.items()), external_url)
     for s in vec:
         metric = s.metric()
