@@ -7,16 +7,29 @@ marker) simply stops appearing, so a vanished GPU or engine needs no bookkeeping
 from __future__ import annotations
 
 from collections.abc import Iterator
+from dataclasses import dataclass, field
 
 from prometheus_client.metrics_core import Metric
 from prometheus_client.registry import Collector
 
 from inferwatch.clock import Clock
+from inferwatch.labels import Labels
 from inferwatch.model import Kind
 from inferwatch.store.histogram import SUFFIXES, histogram_base
 from inferwatch.store.tsdb import SeriesStore
 
 _FALLBACK_HELP = "inferwatch series (no description registered)."
+
+
+@dataclass(slots=True)
+class Family:
+    """One metric family as the exposition shows it: prometheus_client's family name (a counter
+    without ``_total``), type, help and its samples ``(sample name, labels, value)``."""
+
+    name: str
+    kind: str
+    help: str
+    samples: list[tuple[str, Labels, float]] = field(default_factory=list)
 
 
 class StoreCollector(Collector):
@@ -25,26 +38,35 @@ class StoreCollector(Collector):
         self.clock = clock
 
     def collect(self) -> Iterator[Metric]:
+        for family in self.families():
+            metric = Metric(family.name, family.help, family.kind)
+            for name, labels, value in family.samples:
+                metric.add_sample(name, dict(labels), value)
+            yield metric
+
+    def families(self) -> Iterator[Family]:
+        """The live series by family, in exposition order (histograms last)."""
+        store = self.store
         now = self.clock.time()
-        names = list(self.store.names())
-        histograms = {m for n in names if (m := _declared_base(self.store, n))}
-        grouped: dict[str, Metric] = {}
+        names = list(store.names())
+        histograms = {m for n in names if (m := _declared_base(store, n))}
+        grouped: dict[str, Family] = {}
         for name in names:
             base = histogram_base(name, histograms)
-            meta = self.store.meta(base or name)
+            meta = store.meta(base or name)
             kind = meta.kind if meta else None
             family = grouped.get(base) if base else None
-            for s in self.store.family(name):
-                value = self.store.current(s, now)
+            for s in store.family(name):
+                value = store.current(s, now)
                 if value is None:
                     continue
                 if family is None:
                     help_text = meta.help if meta else _FALLBACK_HELP
                     if base:
-                        family = grouped[base] = Metric(base, help_text, "histogram")
+                        family = grouped[base] = Family(base, "histogram", help_text)
                     else:
                         family = _family(name, kind or s.kind, help_text)
-                family.add_sample(name, dict(s.labels), value)
+                family.samples.append((name, s.labels, value))
             if family is not None and not base:
                 yield family
         yield from grouped.values()
@@ -62,8 +84,8 @@ def _declared_base(store: SeriesStore, name: str) -> str | None:
     return None
 
 
-def _family(name: str, kind: Kind, help_text: str) -> Metric:
+def _family(name: str, kind: Kind, help_text: str) -> Family:
     if kind is Kind.COUNTER:
         # prometheus_client names counter families without the _total suffix.
-        return Metric(name.removesuffix("_total"), help_text, "counter")
-    return Metric(name, help_text, "gauge")
+        return Family(name.removesuffix("_total"), "counter", help_text)
+    return Family(name, "gauge", help_text)

@@ -32,14 +32,16 @@ from collections.abc import Awaitable, Callable, Sequence
 from typing import Any
 
 from aiohttp import web
-from prometheus_client import CONTENT_TYPE_LATEST, CollectorRegistry, generate_latest
+from prometheus_client import CONTENT_TYPE_LATEST
 from prometheus_client.process_collector import ProcessCollector
+from prometheus_client.registry import Collector
 
 from inferwatch.config.web import WebConfig, server_context
 from inferwatch.export import jsonio
 from inferwatch.export.amv2 import SILENCE_V2_PREFIX
 from inferwatch.export.collector import StoreCollector
 from inferwatch.export.errlog import CAPTURED_LOGGERS, ErrorThrottle
+from inferwatch.export.exposition import Exposition, render
 from inferwatch.export.guard import ConnectionGuard, HttpLimits
 from inferwatch.export.management import RELOAD_PATH
 from inferwatch.export.timeparam import parse_time_param
@@ -82,17 +84,15 @@ async def require_json_writes(request: web.Request, handler: Handler) -> web.Str
     return await handler(request)
 
 
-def build_registry(collector: StoreCollector) -> CollectorRegistry:
-    registry = CollectorRegistry(auto_describe=False)
-    registry.register(collector)
-    ProcessCollector(registry=registry)
-    return registry
+def build_registry(collector: StoreCollector) -> Exposition:
+    """What /metrics shows: the store's series, then the process metrics."""
+    return Exposition(collector, ProcessCollector(registry=None))
 
 
 class ExportServer:
     def __init__(
         self,
-        registry: CollectorRegistry,
+        registry: Collector,
         status: StatusFn,
         events: EventQuery,
         on_scrape: Callable[[float], None] | None = None,
@@ -260,7 +260,7 @@ class ExportServer:
 
     async def _metrics(self, _request: web.Request) -> web.Response:
         started = time.perf_counter()
-        body = generate_latest(self.registry)
+        body = render(self.registry)
         if self.on_scrape is not None:
             self.on_scrape(time.perf_counter() - started)
         return web.Response(body=body, headers={"Content-Type": CONTENT_TYPE_LATEST})

@@ -16,6 +16,7 @@ from __future__ import annotations
 import asyncio
 import base64
 import binascii
+import functools
 import hashlib
 import hmac
 import os
@@ -26,8 +27,13 @@ import bcrypt
 
 CACHE_SIZE = 1024
 PARALLEL = 2
-# a valid hash of a random password nobody knows, checked for unknown users
-_DUMMY = bcrypt.hashpw(os.urandom(16).hex().encode(), bcrypt.gensalt(rounds=10))
+
+
+@functools.cache
+def _dummy() -> bytes:
+    """A valid hash of a random password nobody knows, checked for unknown users: made once per
+    process, by the first :class:`BasicAuth` (a daemon without basic auth never pays for it)."""
+    return bcrypt.hashpw(os.urandom(16).hex().encode(), bcrypt.gensalt(rounds=10))
 
 
 def parse_basic(header: str | None) -> tuple[str, str] | None:
@@ -52,6 +58,7 @@ class BasicAuth:
         self, users: Mapping[str, str], *, cache_size: int = CACHE_SIZE, parallel: int = PARALLEL
     ) -> None:
         self._users = {user: hashed.encode() for user, hashed in users.items()}
+        self._dummy = _dummy()  # before any check, so the first unknown user costs no more
         self._key = os.urandom(32)
         self._cache: OrderedDict[bytes, bool] = OrderedDict()
         self._cache_size = cache_size
@@ -82,7 +89,7 @@ class BasicAuth:
         self.bcrypt_checks += 1
         stored = self._users.get(user)
         try:
-            ok = bcrypt.checkpw(password.encode(), stored or _DUMMY)
+            ok = bcrypt.checkpw(password.encode(), stored or self._dummy)
         except ValueError:  # longer than bcrypt's 72 bytes, or a hash bcrypt cannot read
             ok = False
         return ok and stored is not None
