@@ -91,7 +91,12 @@ def zombie(children: list[subprocess.Popen[bytes]]) -> int:
 def sleeper(children: list[subprocess.Popen[bytes]]) -> subprocess.Popen[bytes]:
     child = subprocess.Popen(["sleep", "30"])
     children.append(child)
-    wait_until(lambda: psutil.Process(child.pid).name() == "sleep", 10, "the child to exec sleep")
+    # the name changes before the new command line is readable (mid-exec): wait for both
+    wait_until(
+        lambda: psutil.Process(child.pid).cmdline() == ["sleep", "30"],
+        10,
+        "the child to exec sleep",
+    )
     return child
 
 
