@@ -6,20 +6,17 @@ clock.)"""
 
 from __future__ import annotations
 
-import json
 import subprocess
 import sys
-import threading
 import time
 from collections.abc import Iterator
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
-from typing import Any
 
 import pytest
 
-from conftest import free_port, wait_until
+from conftest import wait_until
 from integration.daemon_proc import DaemonProc, start_daemon
+from integration.webhook_sink import Sink, running_sink
 
 pytestmark = pytest.mark.integration
 
@@ -44,42 +41,9 @@ print("done", flush=True)
 """
 
 
-class Sink:
-    def __init__(self) -> None:
-        self.posts: list[tuple[float, dict[str, Any]]] = []
-        self.port = free_port()
-        sink = self
-
-        class Handler(BaseHTTPRequestHandler):
-            def do_POST(self) -> None:
-                body = self.rfile.read(int(self.headers.get("Content-Length", "0")))
-                sink.posts.append((time.time(), json.loads(body)))
-                self.send_response(200)
-                self.end_headers()
-
-            def log_message(self, *_args: object) -> None:
-                return
-
-        self.server = ThreadingHTTPServer(("127.0.0.1", self.port), Handler)
-        self.thread = threading.Thread(target=self.server.serve_forever, daemon=True)
-
-    def alerts(self, name: str) -> list[tuple[float, dict[str, Any]]]:
-        return [
-            (t, a)
-            for t, post in self.posts
-            for a in post.get("alerts", [])
-            if a["labels"].get("alertname") == name
-        ]
-
-
 @pytest.fixture
 def sink() -> Iterator[Sink]:
-    s = Sink()
-    s.thread.start()
-    try:
-        yield s
-    finally:
-        s.server.shutdown()
+    yield from running_sink()
 
 
 def writer(directory: Path, go: Path, chunks: int, mode: str, log: Path) -> subprocess.Popen[bytes]:

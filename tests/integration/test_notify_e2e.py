@@ -3,62 +3,26 @@ local HTTP sink as an Alertmanager v4 payload, once (root only)."""
 
 from __future__ import annotations
 
-import json
 import os
 import random
 import sqlite3
-import threading
 import time
 from collections.abc import Iterator
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
-from typing import Any
 
 import pytest
 
-from conftest import IN_CI, free_port, wait_until
+from conftest import IN_CI, wait_until
 from integration.daemon_proc import start_daemon
 from integration.test_kernel_e2e import kmsg_write
+from integration.webhook_sink import Sink, running_sink
 
 pytestmark = [pytest.mark.integration, pytest.mark.kmsg]
 
 
-class Sink:
-    def __init__(self) -> None:
-        self.posts: list[tuple[float, dict[str, Any]]] = []
-        self.port = free_port()
-        sink = self
-
-        class Handler(BaseHTTPRequestHandler):
-            def do_POST(self) -> None:
-                body = self.rfile.read(int(self.headers.get("Content-Length", "0")))
-                sink.posts.append((time.time(), json.loads(body)))
-                self.send_response(200)
-                self.end_headers()
-
-            def log_message(self, *_args: object) -> None:
-                return
-
-        self.server = ThreadingHTTPServer(("127.0.0.1", self.port), Handler)
-        self.thread = threading.Thread(target=self.server.serve_forever, daemon=True)
-
-    def alerts_for(self, bus: str) -> list[dict[str, Any]]:
-        return [
-            a
-            for _, post in self.posts
-            for a in post.get("alerts", [])
-            if a["labels"].get("pci_bus_id") == bus
-        ]
-
-
 @pytest.fixture
 def sink() -> Iterator[Sink]:
-    s = Sink()
-    s.thread.start()
-    try:
-        yield s
-    finally:
-        s.server.shutdown()
+    yield from running_sink()
 
 
 def test_xid_reaches_the_webhook_once(tmp_path: Path, sink: Sink) -> None:
