@@ -12,9 +12,6 @@ Live followers are keyed by path; detached ones are kept in order, oldest conten
 the order in which :class:`~inferwatch.sources.tail.tailer.Tailer` reads them.
 """
 
-# Plain string paths and os.* on purpose, as in the rest of the tailer (see identity.py).
-# ruff: noqa: PTH120
-
 from __future__ import annotations
 
 import os
@@ -61,7 +58,6 @@ class FileSet:
         self._fresh = fresh
         self._reconciled = False
         self._failing: dict[int, Follower] = {}
-        self._full_at = 0.0
 
     def restore(self, checkpoint: Checkpoint, listing: DirListing, now: float) -> DirListing:
         """Reopen every checkpointed file found again; rotated-away ones continue detached.
@@ -99,19 +95,9 @@ class FileSet:
         return listing
 
     def reconcile(self, listing: DirListing, now: float) -> None:
-        """Bring the followers in line with what the names point to now (one ``stat`` each).
-
-        When every followed name still points to its file and no directory of a followed name
-        changed since its (trusted) listing, only truncations are looked for: sibling scans and
-        rewrite checks can find nothing new then. A full pass still runs every ``poll_interval``
-        (a sibling that was empty and grew, a rewrite to exactly our size).
-        """
+        """Bring the followers in line with what the names point to now (one ``stat`` each)."""
         self.stats.reconciles += 1
         matched = expand(self.config.paths, self.board)
-        if self._steady(matched, listing, now):
-            self._check_truncations(listing, now)
-            return
-        self._full_at = now
         for path, follower in list(self.attached.items()):
             st = matched.get(path)
             if st is None or file_key(st) != follower.key:
@@ -133,37 +119,6 @@ class FileSet:
         for path in list(self.attached):
             self._adopt_siblings(path, listing, read_unknown=read_unknown, now=now)
         self._reconciled = True
-
-    def _steady(self, matched: dict[str, os.stat_result], listing: DirListing, now: float) -> bool:
-        """Whether this reconcile may skip the sibling scans and rewrite checks."""
-        if not self._reconciled or self.siblings.pending:
-            return False
-        if now - self._full_at >= self.config.poll_interval or now < self._full_at:
-            return False
-        attached = self.attached
-        if len(matched) != len(attached):
-            return False
-        for path, st in matched.items():
-            follower = attached.get(path)
-            if follower is None or file_key(st) != follower.key:
-                return False
-        return all(listing.settled(os.path.dirname(path)) for path in attached)
-
-    def _check_truncations(self, listing: DirListing, now: float) -> None:
-        """The steady-state check: a file shorter than our position, or one whose bytes before
-        our position changed under a read, gets the full rewrite check."""
-        for follower in list(self.followers()):
-            if follower.fd < 0:
-                continue
-            if not follower.suspect:
-                try:
-                    follower.refresh()
-                except OSError as exc:
-                    self.report(follower, exc)
-                    continue
-                if follower.size >= follower.read_pos:
-                    continue
-            self._check_rewrite(follower, listing, now)
 
     def _attach(
         self,
@@ -237,7 +192,6 @@ class FileSet:
     def _check_rewrite(self, follower: Follower, listing: DirListing, now: float) -> None:
         """Truncated or rewritten under us: old bytes from the copy if any, new ones from 0."""
         known_size = follower.size
-        follower.suspect = False
         try:
             follower.refresh()
             if not follower.rewritten():

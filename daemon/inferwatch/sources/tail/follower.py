@@ -81,7 +81,6 @@ class Follower:
         "size",
         "skip_nuls",
         "stats",
-        "suspect",
         "tail",
     )
 
@@ -129,9 +128,6 @@ class Follower:
         self.committed_line_no = line_no
         self.committed_anchor: bytes | None = self.tail
         self.anchor_due = False
-        #: A read found the bytes before our position changed (and was undone): the next
-        #: reconcile must check this generation for a rewrite.
-        self.suspect = False
 
     # -- state of the file -------------------------------------------------------------------
 
@@ -220,7 +216,6 @@ class Follower:
         tail, pos = before[3], before[0]
         if total and tail and read_at(self.fd, len(tail), pos - len(tail)) != tail:
             self._restore(before)
-            self.suspect = True
             return []
         if total:
             self.last_growth = now

@@ -162,18 +162,6 @@ class DirListing:
         except OSError:
             return False
 
-    def settled(self, directory: str) -> bool:
-        """Whether the listing of ``directory`` still holds and can be trusted: no entry changed
-        since it was taken, and it was taken well after the directory's last change (not racy)."""
-        listed_at = self._listed_at.get(directory)
-        if listed_at is None:
-            return False
-        try:
-            mtime = os.stat(directory or ".").st_mtime_ns
-        except OSError:
-            return False
-        return mtime == self._mtimes[directory] and listed_at - mtime > self.RACY_NS
-
     def _forget(self, directory: str) -> None:
         self._names.pop(directory, None)
         self._mtimes.pop(directory, None)

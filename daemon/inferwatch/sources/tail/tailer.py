@@ -101,9 +101,7 @@ class Tailer:
             if budget <= 0:
                 break
             budget -= self._service(follower, out, budget, now)
-        # A read undone because the bytes before it changed: look again at once (the next
-        # reconcile checks that file for a rewrite) rather than waiting for the next wake-up.
-        self.more = budget <= 0 or any(f.suspect for f in self._files.followers())
+        self.more = budget <= 0
         self._files.retire(now)
         return out
 
