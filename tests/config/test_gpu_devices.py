@@ -7,16 +7,8 @@ import subprocess
 import sys
 from pathlib import Path
 
-import pytest
-
+from config.test_loader import problems
 from inferwatch.configfile import parse_config
-from inferwatch.errors import ConfigError
-
-
-def problems(text: str) -> list[str]:
-    with pytest.raises(ConfigError) as info:
-        parse_config(text, "c.yaml")
-    return [str(p) for p in info.value.problems]
 
 
 def test_defaults_and_a_full_entry() -> None:

@@ -3,16 +3,8 @@ PATH:LINE:COL with their field path."""
 
 from __future__ import annotations
 
-import pytest
-
+from config.test_loader import problems
 from inferwatch.configfile import parse_config
-from inferwatch.errors import ConfigError
-
-
-def problems(text: str) -> list[str]:
-    with pytest.raises(ConfigError) as info:
-        parse_config(text, "c.yaml")
-    return [str(p) for p in info.value.problems]
 
 
 def test_service_defaults() -> None:
