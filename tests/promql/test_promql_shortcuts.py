@@ -155,13 +155,18 @@ def test_an_expression_is_evaluated_once_its_metric_exists(eval_options: EvalOpt
 def _window_reads(monkeypatch: pytest.MonkeyPatch) -> list[str | None]:
     """The metric names of the range windows read from now on, in order."""
     reads: list[str | None] = []
-    real = promql_select.windows
 
-    def counting(ctx, msel):  # type: ignore[no-untyped-def]
-        reads.append(msel.selector.name)
-        return real(ctx, msel)
+    def counting(real):  # type: ignore[no-untyped-def]
+        def read(ctx, msel):  # type: ignore[no-untyped-def]
+            reads.append(msel.selector.name)
+            return real(ctx, msel)
 
-    monkeypatch.setattr(promql_functions, "windows", counting)
+        return read
+
+    # windows (most range functions) and spans (rate, increase and the kept windows of
+    # quantile_over_time and count_over_time)
+    monkeypatch.setattr(promql_functions, "windows", counting(promql_select.windows))
+    monkeypatch.setattr(promql_functions, "spans", counting(promql_select.spans))
     return reads
 
 
@@ -319,10 +324,11 @@ def test_a_window_with_markers_is_cleaned_once_per_evaluation(
         return real(ts, vs)
 
     monkeypatch.setattr(promql_select, "_drop_markers", counted)
-    query = load("quantile_over_time(0.5, r[1h]) + count_over_time(r[1h])")
+    query = load("avg_over_time(r[1h]) + sum_over_time(r[1h]) + count_over_time(r[1h])")
     (sample,) = evaluate(query, store, 395.0)
-    assert sample.value == 19 + 27  # the median of the 27 kept values (0, 1, 3, 4, …, 39), count
+    kept = [float(i) for i in range(40) if i % 3 != 2]  # 0, 1, 3, 4, …, 39
+    assert sample.value == sum(kept) / 27 + sum(kept) + 27
     assert cleaned == [40]
     (again,) = evaluate(query, store, 395.0)  # a new evaluation reads the window afresh
     assert again.value == sample.value
-    assert cleaned == [40, 40]
+    assert cleaned == [40, 40]  # (count_over_time kept its window: avg and sum read it again)

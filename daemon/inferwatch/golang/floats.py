@@ -222,6 +222,11 @@ def quantile(q: float, values: Sequence[float]) -> float:
         ordered = sorted(values, key=lambda v: (not math.isnan(v), v if not math.isnan(v) else 0.0))
     else:  # no NaN: the plain order is the same, ties kept in place alike
         ordered = sorted(values)
+    return quantile_of_sorted(q, ordered)
+
+
+def quantile_of_sorted(q: float, ordered: Sequence[float]) -> float:
+    """:func:`quantile` of values already in its order (NaN first), ``0 <= q <= 1``."""
     n = len(ordered)
     rank = q * (n - 1)
     lower = max(0, math.floor(rank))

@@ -14,7 +14,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Final
 
-from inferwatch.golang.floats import MATH, go_div, go_max, go_min
+from inferwatch.golang.floats import MATH, go_div, go_max, go_min, quantile, quantile_of_sorted
 from inferwatch.promql.ast import (
     Call,
     Expr,
@@ -36,6 +36,7 @@ from inferwatch.promql.select import (
     window_in,
     windows,
 )
+from inferwatch.promql.sliding import KeptWindows
 from inferwatch.promql.types import PromQLError, Sample, Vector, check_unique
 from inferwatch.store.counters import extrapolate
 
@@ -137,6 +138,48 @@ def _range(name: str, *, keep_name: bool = False) -> VectorBuilder:
                 if v is not None:
                     out.append(Sample(s.name if keep_name else "", s.labels, v))
             if may_collide:
+                check_unique(out)
+            return out
+
+        return run
+
+    return build
+
+
+def _kept_range(name: str) -> VectorBuilder:
+    """``quantile_over_time`` and ``count_over_time`` with their windows kept between
+    evaluations (:mod:`promql.sliding`); without ``plan``, the ordinary :func:`_range`."""
+    plain = _range(name)
+    sort = name == "quantile_over_time"
+
+    def build(call: Call, c: Compiler) -> VectorFn:
+        if not c.options.plan:
+            return plain(call, c)
+        fallback = plain(call, c)
+        msel = _matrix_arg(call)
+        param = c.scalar(call.args[0]) if sort else None
+        kept = KeptWindows(sort=sort)
+
+        def run(ctx: Ctx) -> Vector:
+            q = param(ctx) if param is not None else 0.0
+            if sort and not 0.0 <= q <= 1.0:  # NaN or out of range: the ordinary path
+                return fallback(ctx)
+            old = kept.start()
+            out: Vector = []
+            for s, lo, hi in spans(ctx, msel):
+                window = kept.read(ctx, old, s, lo, hi)
+                if window is None:  # a NaN that is no marker: read it the ordinary way
+                    found = window_in(ctx, s, lo, hi)
+                    if found is not None:
+                        out.append(Sample("", s.labels, quantile(q, found[1])))
+                elif window.count:
+                    v = (
+                        quantile_of_sorted(q, window.values)
+                        if window.values is not None
+                        else (float(window.count))
+                    )
+                    out.append(Sample("", s.labels, v))
+            if msel.selector.name is None:
                 check_unique(out)
             return out
 
@@ -336,7 +379,7 @@ def _pi(call: Call, c: Compiler) -> ScalarFn:
 
 _MATRIX_ONLY = [
     *("rate", "irate", "increase", "delta", "idelta", "changes", "resets", "deriv"),
-    *("avg_over_time", "min_over_time", "max_over_time", "sum_over_time", "count_over_time"),
+    *("avg_over_time", "min_over_time", "max_over_time", "sum_over_time"),
     *("stddev_over_time", "stdvar_over_time", "present_over_time"),
 ]
 
@@ -344,7 +387,8 @@ FUNCTIONS: Final[Mapping[str, FunctionSpec]] = {
     **{name: FunctionSpec((M,), vector=_range(name)) for name in _MATRIX_ONLY},
     **{name: FunctionSpec((M,), vector=_counter_range(name)) for name in ("rate", "increase")},
     "last_over_time": FunctionSpec((M,), vector=_last_over_time),
-    "quantile_over_time": FunctionSpec((S, M), vector=_range("quantile_over_time")),
+    "quantile_over_time": FunctionSpec((S, M), vector=_kept_range("quantile_over_time")),
+    "count_over_time": FunctionSpec((M,), vector=_kept_range("count_over_time")),
     "predict_linear": FunctionSpec((M, S), vector=_range("predict_linear")),
     "absent_over_time": FunctionSpec((M,), vector=_absent_over_time),
     **{name: FunctionSpec((V,), vector=_elementwise(fn)) for name, fn in MATH.items()},

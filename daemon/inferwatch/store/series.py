@@ -39,6 +39,10 @@ class Series:
     #: No sample after this index is NaN (a staleness marker included) or lower than the one
     #: before it (a counter reset): a range read starting later needs no scan for either.
     irregular: int = -1
+    #: Counts every change other than appending a sample (a replaced last value, a raised
+    #: level, a compaction that moves the indices): equal versions mean an index still names
+    #: the same sample (``promql.sliding`` keeps windows by index).
+    version: int = 0
 
     def __post_init__(self) -> None:
         if self.ts:  # samples given whole (a snapshot): nothing is known about them
@@ -56,6 +60,7 @@ class Series:
                 return False
             if t == last:
                 self.vs[n - 1] = v
+                self.version += 1
                 if not v >= self.vs[n - 2] if n > 1 else math.isnan(v):
                     self.irregular = n - 1
                 return True
@@ -71,6 +76,7 @@ class Series:
         """Add ``delta`` to every sample held (staleness markers stay): an old event counted
         into a counter as if it had always been in it, so no window sees it as an increase."""
         vs = self.vs
+        self.version += 1
         for i in range(self.start, len(vs)):
             if not math.isnan(vs[i]):
                 vs[i] += delta
@@ -96,6 +102,7 @@ class Series:
             del self.vs[: self.start]
             self.irregular = max(self.irregular - self.start, -1)
             self.start = 0
+            self.version += 1
 
     def window(self, start: float, end: float) -> tuple[array[float], array[float]]:
         """Samples with ``start <= t <= end`` (both ends inclusive, as Prometheus 2.42)."""
