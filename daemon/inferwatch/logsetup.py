@@ -9,11 +9,12 @@ import logging
 import os
 import sys
 from collections.abc import MutableMapping
-from typing import Any
-
-import structlog
+from typing import TYPE_CHECKING, Any, cast
 
 from inferwatch.redact import redact_obj
+
+if TYPE_CHECKING:
+    import structlog
 
 
 def _redact(_logger: Any, _name: str, event: MutableMapping[str, Any]) -> MutableMapping[str, Any]:
@@ -22,6 +23,8 @@ def _redact(_logger: Any, _name: str, event: MutableMapping[str, Any]) -> Mutabl
 
 def configure_logging(level: str = "info", *, json: bool | None = None) -> None:
     """Set up structlog; ``json`` defaults to True unless stderr is a terminal."""
+    import structlog  # noqa: PLC0415 (see get_logger)
+
     if json is None:
         json = not sys.stderr.isatty() or "JOURNAL_STREAM" in os.environ
     renderer: Any = (
@@ -49,6 +52,24 @@ def configure_logging(level: str = "info", *, json: bool | None = None) -> None:
     )
 
 
+class _Deferred:
+    """A module's logger that imports structlog when it first logs: a command that never
+    logs (``replay``) starts without it (structlog pulls in its console renderer)."""
+
+    __slots__ = ("_logger", "_name")
+
+    def __init__(self, name: str) -> None:
+        self._name = name
+        self._logger: Any = None
+
+    def __getattr__(self, attr: str) -> Any:
+        logger = self._logger
+        if logger is None:
+            import structlog  # noqa: PLC0415
+
+            logger = self._logger = structlog.get_logger(self._name)
+        return getattr(logger, attr)
+
+
 def get_logger(name: str) -> structlog.stdlib.BoundLogger:
-    logger: structlog.stdlib.BoundLogger = structlog.get_logger(name)
-    return logger
+    return cast("structlog.stdlib.BoundLogger", _Deferred(name))
