@@ -267,11 +267,39 @@ def signature(matching: VectorMatching) -> Signature:
     """The matching key of an element: its ``on`` labels, or all but the ``ignoring`` ones."""
     if matching.on:
         names = tuple(sorted(set(matching.labels)))
-        return lambda s: tuple(get_label(s.name, s.labels, n) for n in names)
+        if NAME_LABEL in names:
+            return lambda s: tuple(get_label(s.name, s.labels, n) for n in names)
+        return _KeysByLabels(lambda labels: tuple(dict(labels).get(n, "") for n in names))
     if not matching.labels:
         return lambda s: s.labels
     dropped = frozenset(matching.labels)
-    return lambda s: tuple(p for p in s.labels if p[0] not in dropped)
+    return _KeysByLabels(lambda labels: tuple(p for p in labels if p[0] not in dropped))
+
+
+class _KeysByLabels:
+    """Matching keys that depend on the labels alone (not ``__name__``), remembered per label
+    set: a series' samples carry the same labels object every evaluation, so its key is found
+    again by identity (an entry holds its labels, so their id cannot name another object)."""
+
+    __slots__ = ("_key", "_keys")
+
+    def __init__(self, key: Callable[[Labels], object]) -> None:
+        self._key = key
+        self._keys: dict[int, tuple[Labels, object]] = {}
+
+    def __call__(self, s: Sample) -> object:
+        labels = s.labels
+        found = self._keys.get(id(labels))
+        if found is not None and found[0] is labels:
+            return found[1]
+        key = self._key(labels)
+        if len(self._keys) >= _KEYS_MAX:
+            self._keys.clear()
+        self._keys[id(labels)] = (labels, key)
+        return key
+
+
+_KEYS_MAX = 4096
 
 
 def _and(lhs: Vector, rhs: Vector, sig: Signature) -> Vector:
