@@ -3,6 +3,9 @@ exactly when notify has registered ``kind``, with no second list to keep in step
 
 from __future__ import annotations
 
+import importlib
+import subprocess
+import sys
 from collections.abc import Iterator, Mapping
 from typing import Any
 
@@ -10,7 +13,7 @@ import pytest
 
 from inferwatch.configfile import parse_config
 from inferwatch.errors import ConfigError
-from inferwatch.notify.channels import REGISTRY, Notifier, build
+from inferwatch.notify.channels import KINDS, REGISTRY, Notifier, build
 from inferwatch.notify.channels.console import ConsoleNotifier
 
 CONFIG = "route: {receiver: x}\nreceivers:\n  - name: x\n    pigeon_configs: [{loft: roof}]\n"
@@ -57,3 +60,24 @@ def test_registering_a_channel_is_all_config_needs(pigeon: None) -> None:
     assert [str(p) for p in info.value.problems] == [
         "c.yaml:4:22: receivers[0].pigeon_configs[0]: pigeon: loft is required"
     ]
+
+
+def test_each_kind_names_its_module_and_factory() -> None:
+    """A kind's module is imported when a receiver first uses it: the name in KINDS must lead
+    to ``inferwatch.notify.channels.<kind>.<kind>_factory``."""
+    assert set(KINDS) <= set(REGISTRY)
+    for kind in KINDS:
+        module = importlib.import_module(f"inferwatch.notify.channels.{kind}")
+        assert callable(getattr(module, f"{kind}_factory")), kind
+
+
+def test_a_channel_module_loads_only_when_a_receiver_uses_it() -> None:
+    code = (
+        "import sys\n"
+        "from inferwatch.notify.channels import build\n"
+        "assert 'inferwatch.notify.channels.telegram' not in sys.modules\n"
+        "build('console', {})\n"
+        "assert 'inferwatch.notify.channels.console' in sys.modules\n"
+        "assert 'inferwatch.notify.channels.telegram' not in sys.modules\n"
+    )
+    subprocess.run([sys.executable, "-c", code], check=True, timeout=60)

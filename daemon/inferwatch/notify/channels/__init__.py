@@ -13,44 +13,40 @@ Adding a channel = one module here + one registry line + its emulator test:
   (URL, headers, body) and, when the provider answers 2xx even as it refuses, its
   :class:`~.http_channel.ResultCode` or ``verdict``; grouping, retry classification and
   redaction are :class:`~.http_channel.HttpChannel`'s;
-- the registry line is ``register("<kind>", <kind>_factory)`` below (and its import);
+- the registry line is the kind's name in ``KINDS`` below: the module is
+  ``inferwatch.notify.channels.<kind>`` and its factory ``<kind>_factory``, imported when a
+  receiver first uses the kind (a daemon loads only the channels its config names);
 - the test is ``tests/notify/test_channel_<kind>.py``: the channel against a local emulator of
   the provider (``tests/notify/emulator.py``) answering with the documented bodies.
 """
 
 from __future__ import annotations
 
-from inferwatch.notify.channels.alertmanager import alertmanager_factory
-from inferwatch.notify.channels.bark import bark_factory
-from inferwatch.notify.channels.base import REGISTRY, Notifier, build, register
-from inferwatch.notify.channels.console import console_factory
-from inferwatch.notify.channels.dingtalk import dingtalk_factory
-from inferwatch.notify.channels.discord import discord_factory
-from inferwatch.notify.channels.feishu import feishu_factory
-from inferwatch.notify.channels.gotify import gotify_factory
-from inferwatch.notify.channels.ntfy import ntfy_factory
-from inferwatch.notify.channels.pushover import pushover_factory
-from inferwatch.notify.channels.pushplus import pushplus_factory
-from inferwatch.notify.channels.serverchan import serverchan_factory
-from inferwatch.notify.channels.slack import slack_factory
-from inferwatch.notify.channels.telegram import telegram_factory
-from inferwatch.notify.channels.webhook import webhook_factory
-from inferwatch.notify.channels.wecom import wecom_factory
+import importlib
+from collections.abc import Mapping
+from typing import Any
 
-register("webhook", webhook_factory)
-register("wecom", wecom_factory)
-register("dingtalk", dingtalk_factory)
-register("feishu", feishu_factory)
-register("serverchan", serverchan_factory)
-register("pushplus", pushplus_factory)
-register("bark", bark_factory)
-register("ntfy", ntfy_factory)
-register("telegram", telegram_factory)
-register("slack", slack_factory)
-register("discord", discord_factory)
-register("gotify", gotify_factory)
-register("pushover", pushover_factory)
-register("alertmanager", alertmanager_factory)
-register("console", console_factory)
+from inferwatch.notify.channels.base import REGISTRY, Notifier, NotifierFactory, build, register
 
-__all__ = ["REGISTRY", "Notifier", "build", "register"]
+KINDS = (
+    *("webhook", "wecom", "dingtalk", "feishu", "serverchan", "pushplus", "bark", "ntfy"),
+    *("telegram", "slack", "discord", "gotify", "pushover", "alertmanager", "console"),
+)
+
+
+def _deferred(kind: str) -> NotifierFactory:
+    """``kind``'s factory, its module imported on first use."""
+
+    def factory(config: Mapping[str, Any]) -> Notifier:
+        module = importlib.import_module(f"{__name__}.{kind}")
+        made: NotifierFactory = getattr(module, f"{kind}_factory")
+        return made(config)
+
+    factory.__qualname__ = f"{kind}_factory"
+    return factory
+
+
+for _kind in KINDS:
+    register(_kind, _deferred(_kind))
+
+__all__ = ["KINDS", "REGISTRY", "Notifier", "build", "register"]
