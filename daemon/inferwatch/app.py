@@ -54,6 +54,7 @@ from inferwatch.pipeline.registry import BuildContext, Built, build_all
 from inferwatch.pipeline.supervisor import Supervisor
 from inferwatch.pipeline.telemetry import Telemetry
 from inferwatch.rules.service import RuleService
+from inferwatch.runtime import heap
 from inferwatch.runtime.blocking import BlockingPool
 from inferwatch.runtime.live_scheduler import LiveScheduler
 from inferwatch.runtime.sdnotify import Notifier
@@ -88,8 +89,10 @@ class Daemon:
         listen: str | None = None,
         clock: Clock = SYSTEM_CLOCK,
         notifier: Notifier | None = None,
+        settle_heap: bool = False,
     ) -> None:
         self.config = config
+        self.settle_heap = settle_heap  # the process is this daemon's alone (runtime.heap)
         self.config_path = config_path
         self.web_config_path = web_config_path
         self.state_dir = state_dir
@@ -201,6 +204,8 @@ class Daemon:
             config=str(self.config_path) if self.config_path else "embedded defaults",
         )
         self.notifier.ready(f"serving on {bound[0]}:{bound[1]}")
+        if self.settle_heap:
+            heap.settle()
         while not self._stop.is_set():
             waiter = asyncio.ensure_future(self._reload.wait())
             stopper = asyncio.ensure_future(self._stop.wait())
@@ -419,6 +424,8 @@ class Daemon:
         self._watch_rules()
         self._start_sources()
         log.info("config reloaded", config=str(self.config_path))
+        if self.settle_heap:
+            heap.resettle()
         self.reload_problem = None
         self.telemetry.config_reload(True, self.clock.time())
         self.notifier.ready("reloaded")

@@ -84,6 +84,7 @@ def cmd_run(args: argparse.Namespace) -> int:
         config_path=Path(args.config) if args.config else None,
         web_config_path=Path(args.web_config_file) if args.web_config_file else None,
         listen=args.listen,
+        settle_heap=True,
     )
     try:
         return run_bounded(daemon.run())
