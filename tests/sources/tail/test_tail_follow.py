@@ -199,3 +199,40 @@ def test_closing_the_stream_releases_subscriptions(tmp_path: Path) -> None:
 
     during, after = asyncio.run(scenario())
     assert during == 1 and after == 0
+
+
+def test_writes_soon_after_a_poll_are_read_together(tmp_path: Path) -> None:
+    """A log written line by line is read in batches: a poll woken by a write comes at least
+    ``min_poll_gap`` after the previous poll, so writes made meanwhile join its batch. A write
+    after a quiet spell is read as soon as it is woken for."""
+    path = tmp_path / "engine.log"
+    AppendWriter(path).lines(["first"])
+    config = TailConfig(paths=(str(path),), min_poll_gap=1.5)
+
+    async def scenario() -> tuple[list[list[str]], float]:
+        batches: list[list[str]] = []
+        async with FileWatcher() as watcher:
+            with Tailer(config) as tailer:
+                stream = follow(tailer, watcher=watcher, interval=600)
+                async with contextlib.aclosing(stream):
+                    started = time.monotonic()
+                    writer: asyncio.Task[None] | None = None
+                    async for batch in stream:
+                        batches.append([line.text for line in batch])
+                        tailer.ack(batch[-1].position)
+                        if writer is None:  # two writes, each its own inotify event
+                            writer = asyncio.create_task(write_twice())
+                        if sum(map(len, batches)) == 3:
+                            break
+                    assert writer is not None
+                    await writer
+                    return batches, time.monotonic() - started
+
+    async def write_twice() -> None:
+        AppendWriter(path).lines(["second"])
+        await asyncio.sleep(0.3)  # the driver is woken for the first write meanwhile
+        AppendWriter(path).lines(["third"])
+
+    batches, took = asyncio.run(scenario())
+    assert batches == [["first"], ["second", "third"]]
+    assert took < 60  # woken, not the 600-s timer

@@ -13,6 +13,10 @@ loop in between, so catching up on a large file does not starve other tasks. A p
 everything there was is not followed by another at once when a watcher is there: a write made
 meanwhile has set the wake-up already (it is cleared before each poll), so the next poll waits for
 it rather than finding nothing (at a busy log's 100 writes a second, half the polls).
+
+Polls woken by file events are at least ``min_poll_gap`` apart: an engine writing each line as it
+logs it (hundreds of writes a second, each one inotify event) is read in batches of that age at
+most, instead of once per write; a line after a quiet spell is read as soon as it is woken for.
 """
 
 from __future__ import annotations
@@ -39,6 +43,8 @@ async def follow(
     or cancellation).
     """
     period = tailer.config.poll_interval if interval is None else interval
+    gap = tailer.config.min_poll_gap
+    loop = asyncio.get_running_loop()
     wake = asyncio.Event()
     subscriptions: dict[str, Subscription] = {}
     try:
@@ -46,6 +52,7 @@ async def follow(
             if watcher is not None:
                 _sync_subscriptions(watcher, tailer.watch_dirs(), subscriptions, wake.set)
             wake.clear()
+            polled = loop.time()
             batch = tailer.poll()
             if batch:
                 yield batch
@@ -62,6 +69,10 @@ async def follow(
             except TimeoutError:
                 if watcher is not None:
                     watcher.refresh()
+            else:
+                early = polled + gap - loop.time()
+                if early > 0:
+                    await asyncio.sleep(early)  # more writes join the next batch meanwhile
     finally:
         for subscription in subscriptions.values():
             subscription.close()

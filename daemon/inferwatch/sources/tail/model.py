@@ -53,6 +53,8 @@ class TailConfig:
     ``strict_rotation_order`` holds the new file of a rotated path back until the old one is
     closed, so lines keep file order across a rotation, at the cost of up to ``rotate_grace`` of
     latency; by default both are read and the old file's lines come first within each poll.
+    ``min_poll_gap`` is the least time between two polls woken by file events: a log written
+    line by line (hundreds of writes a second) is read in batches, at most this late.
     """
 
     paths: tuple[str, ...]
@@ -65,6 +67,7 @@ class TailConfig:
     ignored_suffixes: tuple[str, ...] = (".gz", ".bz2", ".xz", ".zst", ".lz4", ".zip")
     start_at: Literal["beginning", "end"] = "beginning"
     strict_rotation_order: bool = False
+    min_poll_gap: float = 0.1
 
     def __post_init__(self) -> None:
         if isinstance(self.paths, str):
