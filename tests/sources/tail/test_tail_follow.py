@@ -236,3 +236,61 @@ def test_writes_soon_after_a_poll_are_read_together(tmp_path: Path) -> None:
     batches, took = asyncio.run(scenario())
     assert batches == [["first"], ["second", "third"]]
     assert took < 60  # woken, not the 600-s timer
+
+
+def test_a_steady_stream_is_polled_on_a_timer_without_file_events(tmp_path: Path) -> None:
+    """While lines keep coming the driver polls every ``min_poll_gap`` and holds no watch (each
+    write would only cost watchdog's threads); once the log is quiet it watches again, and a
+    line written after that is read on its event."""
+    path = tmp_path / "engine.log"
+    path.touch()
+    config = TailConfig(paths=(str(path),), min_poll_gap=0.05)
+    written = [f"line {i}" for i in range(60)]
+
+    async def scenario() -> tuple[list[str], list[int], int]:
+        got: list[str] = []
+        watched: list[int] = []  # directories watched, seen at each batch
+        async with FileWatcher() as watcher:
+            with Tailer(config) as tailer:
+
+                async def write() -> None:
+                    for text in written:
+                        AppendWriter(path).lines([text])
+                        await asyncio.sleep(0.02)
+
+                stream = follow(tailer, watcher=watcher, interval=600)
+                async with contextlib.aclosing(stream):
+                    writer = asyncio.create_task(write())
+                    async for batch in stream:
+                        got += [line.text for line in batch]
+                        watched.append(len(watcher._dirs))
+                        tailer.ack(batch[-1].position)
+                        if len(got) == len(written):
+                            await writer
+                            break
+                    # quiet: after STREAM_QUIET_POLLS empty polls the driver watches again, and
+                    # the next line is read on its event (the timer is 600 s)
+                    async with asyncio.timeout(60):
+                        async for batch in _after(stream, lambda: len(watcher._dirs) == 1, path):
+                            got += [line.text for line in batch]
+                            break
+                    return got, watched, len(watcher._dirs)
+
+    got, watched, after = asyncio.run(scenario())
+    assert got == [*written, "after the quiet"]
+    assert 0 in watched  # streaming: no directory watched
+    assert after == 1
+
+
+async def _after(stream: Any, ready: Callable[[], bool], path: Path) -> Any:
+    """Once ``ready()`` holds, write one more line and yield the stream's batches."""
+
+    async def write_when_ready() -> None:
+        while not ready():  # noqa: ASYNC110 (the watcher has no event for this)
+            await asyncio.sleep(0.01)
+        AppendWriter(path).lines(["after the quiet"])
+
+    task = asyncio.create_task(write_when_ready())
+    async for batch in stream:
+        yield batch
+    await task
