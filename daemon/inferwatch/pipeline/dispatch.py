@@ -35,19 +35,19 @@ class Dispatcher:
         self._status_handlers[source] = handler
 
     async def __call__(self, record: Record) -> None:
-        if isinstance(record, SampleBatch):
-            self._apply_samples(record)
-        elif isinstance(record, Gap):
-            await self._apply_gap(record)
-        elif isinstance(record, ScrapeStatus):
-            status_handler = self._status_handlers.get(record.source)
-            if status_handler is not None:
-                await status_handler(record)
-        else:
+        if isinstance(record, LineRecord):  # most records: a busy log's lines
             handler = self._line_handlers.get(record.source)
             if handler is not None:
                 await handler(record)
             self.telemetry.records(record.source)
+        elif isinstance(record, SampleBatch):
+            self._apply_samples(record)
+        elif isinstance(record, Gap):
+            await self._apply_gap(record)
+        else:
+            status_handler = self._status_handlers.get(record.source)
+            if status_handler is not None:
+                await status_handler(record)
         if record.ack is not None:
             record.ack()
 

@@ -8,7 +8,8 @@ from __future__ import annotations
 
 import contextlib
 import glob
-from collections.abc import AsyncGenerator, Callable
+from collections.abc import AsyncGenerator
+from functools import partial
 from typing import Any, cast
 
 from inferwatch.clock import Clock
@@ -20,7 +21,6 @@ from inferwatch.sources.tail.checkpoint import CheckpointError
 from inferwatch.sources.tail.follow import follow
 from inferwatch.sources.tail.model import (
     FileStatus,
-    Position,
     TailConfig,
     TailLine,
     TailStats,
@@ -79,12 +79,6 @@ class FileLinesSource:
     def _any_file(self) -> bool:
         return any(glob.glob(p) for p in self.config.paths)  # noqa: PTH207 - full-path patterns
 
-    def _acker(self, tailer: Tailer, position: Position) -> Callable[[], None]:
-        def ack() -> None:
-            tailer.ack(position)
-
-        return ack
-
     async def run(self, emit: Emit) -> None:
         if self._tailer is None and self._restored is None and not self._any_file():
             # Said once by the supervisor, which retries later: a log that appears is followed.
@@ -95,14 +89,14 @@ class FileLinesSource:
         async with contextlib.aclosing(stream):
             async for batch in stream:
                 read_at = self.clock.time()  # one read: the batch's lines arrived together
+                name, ack = self.name, tailer.ack
                 for line in batch:
-                    await emit(
-                        LineRecord(
-                            source=self.name,
-                            path=line.path,
-                            line_no=line.line_no,
-                            text=line.text,
-                            read_at=read_at,
-                            ack=self._acker(tailer, line.position),
-                        )
+                    record = LineRecord(
+                        name,
+                        line.path,
+                        line.line_no,
+                        line.text,
+                        read_at,
+                        partial(ack, line.position),
                     )
+                    await emit(record)
