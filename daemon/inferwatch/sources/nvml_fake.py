@@ -71,9 +71,12 @@ def _check(answer: Any) -> Any:
 class FakeNvml:
     """Stands where ``pynvml`` would: ``FakeNvml(path).nvmlDeviceGetPowerUsage(handle)``."""
 
-    def __init__(self, profile: Path, poll_s: float = 0.02) -> None:
+    def __init__(self, profile: Path, poll_s: float = 0.02, event_poll_s: float = 0.25) -> None:
         self.path = profile
         self.poll_s = poll_s
+        # How often a pending nvmlEventSetWait looks at the profile: real NVML blocks in the
+        # driver at no cost, so the fake must not spend a hundredth of a core waiting either.
+        self.event_poll_s = event_poll_s
         self._stamp: tuple[int, int] | None = None
         self._doc: dict[str, Any] = {}
         self._lock = threading.Lock()
@@ -262,7 +265,7 @@ class FakeNvml:
             left = until - time.monotonic()
             if left <= 0:
                 raise error("TIMEOUT")
-            time.sleep(min(self.poll_s, left))
+            time.sleep(min(self.event_poll_s, left))
 
     def nvmlEventSetFree(self, events: FakeEventSet) -> None:
         events.devices.clear()
