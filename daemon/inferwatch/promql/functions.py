@@ -173,12 +173,9 @@ def _kept_range(name: str) -> VectorBuilder:
                     if found is not None:
                         out.append(Sample("", s.labels, quantile(q, found[1])))
                 elif window.count:
-                    v = (
-                        quantile_of_sorted(q, window.values)
-                        if window.values is not None
-                        else (float(window.count))
-                    )
-                    out.append(Sample("", s.labels, v))
+                    values = window.values
+                    v = quantile_of_sorted(q, values) if values is not None else window.count
+                    out.append(Sample("", s.labels, float(v)))
             if msel.selector.name is None:
                 check_unique(out)
             return out
