@@ -5,41 +5,28 @@
 # commit's package, one after the other). For a restructuring that must not cost speed:
 #   bash bench/compare_revs.sh 26b9470 HEAD
 # Each commit's daemon/ and rules/ are taken with `git archive` into bench/out/rev-<sha>/ and run
-# with this checkout's virtual environment (PYTHONPATH first). ROUNDS (default 5) rounds of the
+# with this checkout's virtual environment (PYTHONPATH first), on bench's own generated log
+# (LINES lines, default 1 M) and mtail program. ROUNDS (default 5) rounds of the
 # ingest; NOTIFY=0 skips the latency part (which needs root for /dev/kmsg, ~3.5 min a commit).
 set -euo pipefail
 cd "$(dirname "$0")/.."
+source bench/lib.sh
 [ $# -eq 2 ] || { echo "usage: $0 REV_A REV_B" >&2; exit 2; }
-shared=${SHARED:-../shared}
 out=${BENCH_OUT:-bench/out}
 rounds=${ROUNDS:-5}
+lines=${LINES:-1000000}
 mkdir -p "$out"
-log="$out/vllm-1m.log"
-[ -f "$log" ] || python3 "$shared/bench/gen_vllm_log.py" "$log" 1000000 > /dev/null
+log="$out/engine-$lines.log"
+[ -f "$log" ] || python3 bench/gen_engine_log.py "$log" "$lines" > /dev/null
 command -v mtail > /dev/null || { apt-get install -y -q mtail > /dev/null; }
-revs=()
-for rev in "$1" "$2"; do
-  sha=$(git rev-parse --short=12 "$rev^{commit}")
-  dir="$out/rev-$sha"
-  if [ ! -d "$dir/daemon" ]; then
-    mkdir -p "$dir"
-    git archive "$sha" daemon rules | tar -x -C "$dir"
-  fi
-  .venv/bin/python -m compileall -q "$dir/daemon" > /dev/null
-  revs+=("$sha")
-done
+archive_revs "$1" "$2"
 cat "$log" > /dev/null
 echo "revs: ${revs[*]}; cores: $(nproc); load average before: $(cut -d' ' -f1-3 /proc/loadavg)"
 
-timed() {
-  local TIMEFORMAT='%R %U %S' t
-  t=$({ time "$@" > "$out/last.out" 2> "$out/last.err"; } 2>&1)
-  awk '{ printf "%.2f %.2f\n", $1, $2 + $3 }' <<< "$t"
-}
 names=(mtail grep)
 for sha in "${revs[@]}"; do names+=("replay-$sha"); done
 for ((r = 1; r <= rounds; r++)); do
-  timed mtail --one_shot --one_shot_format prometheus --progs "$shared/bench/mtail" --logs "$log" \
+  timed mtail --one_shot --one_shot_format prometheus --progs bench/mtail --logs "$log" \
     > "$out/t.mtail.$r"
   timed env LC_ALL=C grep -F -c 'Avg generation throughput' "$log" > "$out/t.grep.$r"
   for sha in "${revs[@]}"; do

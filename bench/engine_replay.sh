@@ -8,6 +8,7 @@
 # JSON=F also writes the medians and every round to F (bench/run_all.py reads it).
 set -euo pipefail
 cd "$(dirname "$0")/.."
+source bench/lib.sh
 out=${BENCH_OUT:-bench/out}
 rounds=${ROUNDS:-3}
 lines=${LINES:-1000000}
@@ -21,13 +22,6 @@ cat "$log" > /dev/null  # page cache warm for every contender
 .venv/bin/python -m compileall -q daemon > /dev/null
 echo "cores: $(nproc), load average before: $(cut -d' ' -f1-3 /proc/loadavg)"
 
-# One contender, whole process: "wall user+sys" seconds (children included) to stdout.
-# Output goes to a file: GNU grep stops at the first match when its output is /dev/null.
-timed() {
-  local TIMEFORMAT='%R %U %S' t
-  t=$({ time "$@" > "$out/last.out" 2> "$out/last.err"; } 2>&1)
-  awk '{ printf "%.2f %.2f\n", $1, $2 + $3 }' <<< "$t"
-}
 names=(mtail grep replay replay_no_rules)
 for ((r = 1; r <= rounds; r++)); do
   timed mtail --one_shot --one_shot_format prometheus --progs bench/mtail --logs "$log" \

@@ -9,6 +9,7 @@
 # bench/compare_revs.sh does. The replays' outputs are compared with the first commit's.
 set -euo pipefail
 cd "$(dirname "$0")/.."
+source bench/lib.sh
 [ $# -ge 1 ] || { echo "usage: $0 REV..." >&2; exit 2; }
 out=${BENCH_OUT:-bench/out}
 rounds=${ROUNDS:-5}
@@ -16,26 +17,11 @@ lines=${LINES:-1000000}
 mkdir -p "$out"
 log="$out/engine-$lines.log"
 [ -f "$log" ] || python3 bench/gen_engine_log.py "$log" "$lines" > /dev/null
-revs=()
-for rev in "$@"; do
-  sha=$(git rev-parse --short=12 "$rev^{commit}")
-  dir="$out/rev-$sha"
-  if [ ! -d "$dir/daemon" ]; then
-    mkdir -p "$dir"
-    git archive "$sha" daemon rules | tar -x -C "$dir"
-  fi
-  .venv/bin/python -m compileall -q "$dir/daemon" > /dev/null
-  revs+=("$sha")
-done
+archive_revs "$@"
 cat "$log" > /dev/null
 echo "revs: ${revs[*]}; cores: $(nproc); load average before: $(cut -d' ' -f1-3 /proc/loadavg)"
 res="$out/rules-compare"
 rm -rf "$res" && mkdir -p "$res"
-timed() {
-  local TIMEFORMAT='%R %U %S' t
-  t=$({ time "$@" > "$out/last.out" 2> "$out/last.err"; } 2>&1)
-  awk '{ printf "%.2f %.2f\n", $1, $2 + $3 }' <<< "$t"
-}
 last=${revs[-1]}
 for ((r = 1; r <= rounds; r++)); do
   echo "round $r, load average $(cut -d' ' -f1-3 /proc/loadavg)"
