@@ -18,7 +18,7 @@ The file size limit (:data:`MAX_BYTES`) is checked by the caller before parsing.
 
 from __future__ import annotations
 
-from typing import Any, cast
+from typing import TYPE_CHECKING, Any, cast
 
 import yaml
 from yaml.events import AliasEvent, MappingStartEvent, SequenceStartEvent
@@ -43,11 +43,17 @@ class LimitError(yaml.MarkedYAMLError):
         self.loc = loc
 
 
-class GuardedLoader(yaml.SafeLoader):
-    """``yaml.SafeLoader`` whose composer enforces the depth and alias limits."""
+class _Guard(yaml.composer.Composer):
+    """PyYAML's composer, enforcing the depth and alias limits; the events come from the
+    parser it is mixed with."""
 
-    def __init__(self, stream: str) -> None:
-        super().__init__(stream)
+    if TYPE_CHECKING:  # the parser's side, as both parsers have it
+
+        def check_event(self, *choices: Any) -> bool: ...
+        def peek_event(self) -> Any: ...
+        def get_event(self) -> Any: ...
+
+    def _guard_init(self) -> None:
         self._loc: list[str | int] = []
         self._depth = 0
         self._sizes: dict[int, tuple[int, int]] = {}  # id(node) -> (nodes, height)
@@ -79,7 +85,7 @@ class GuardedLoader(yaml.SafeLoader):
         return cast(yaml.Node, super().compose_node(parent, index))
 
     def _peek(self) -> Any:
-        return self.peek_event()  # type: ignore[no-untyped-call]
+        return self.peek_event()
 
     def _collection(self, parent: yaml.Node | None, index: Any) -> yaml.Node:
         if self._depth >= MAX_DEPTH:
@@ -109,7 +115,7 @@ class GuardedLoader(yaml.SafeLoader):
                 "use fewer aliases",
                 event.start_mark,
             )
-        self.get_event()  # type: ignore[no-untyped-call]
+        self.get_event()
         return target
 
     def _size(self, node: yaml.Node) -> tuple[int, int]:
@@ -133,6 +139,42 @@ class GuardedLoader(yaml.SafeLoader):
 
     def _error(self, message: str, mark: yaml.Mark | None) -> LimitError:
         return LimitError(message, mark, tuple(self._loc))
+
+
+class GuardedLoader(_Guard, yaml.SafeLoader):
+    """``yaml.SafeLoader`` whose composer enforces the depth and alias limits."""
+
+    def __init__(self, stream: str) -> None:
+        yaml.SafeLoader.__init__(self, stream)
+        self._guard_init()
+
+
+FastGuardedLoader: type[yaml.CSafeLoader] | None = None
+"""libyaml's parser (C: a rules file's events in a fraction of the pure-Python parser's time)
+under the same guarded composer and ``SafeLoader``'s constructor; None without libyaml. Its
+error messages are libyaml's: for a file it rejects, parse again with :class:`GuardedLoader`
+for PyYAML's words and marks."""
+
+if yaml.__with_libyaml__:
+
+    class _FastGuardedLoader(_Guard, yaml.CSafeLoader):
+        def __init__(self, stream: str) -> None:
+            yaml.CSafeLoader.__init__(self, stream)
+            yaml.composer.Composer.__init__(self)  # its composition, not libyaml's
+            self._guard_init()
+
+    FastGuardedLoader = _FastGuardedLoader
+
+
+def compose(text: str) -> yaml.Node | None:
+    """The document's node tree: through libyaml when it is there, and for a text it rejects
+    (or finds over a limit) through PyYAML's parser, whose errors callers report."""
+    if FastGuardedLoader is not None:
+        try:
+            return yaml.compose(text, Loader=FastGuardedLoader)
+        except yaml.YAMLError:
+            pass
+    return yaml.compose(text, Loader=GuardedLoader)
 
 
 def _part(parent: yaml.Node | None, index: Any) -> str | int | None:

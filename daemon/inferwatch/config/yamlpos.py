@@ -3,7 +3,7 @@
 PyYAML's composer gives nodes with start marks; we build plain Python data from them ourselves
 (safe types only) and keep, for every path of keys and list indices, the line and column of the
 key (for mappings) or the item, so a validation error can point at ``PATH:LINE:COL``.
-Composition goes through :class:`~.yamlguard.GuardedLoader`: too deep a nesting or too many
+Composition goes through :func:`~.yamlguard.compose`: too deep a nesting or too many
 aliased values become located problems too, never a crash or a runaway expansion.
 """
 
@@ -14,7 +14,7 @@ from typing import Any
 
 import yaml
 
-from inferwatch.config.yamlguard import MAX_BYTES, GuardedLoader, LimitError
+from inferwatch.config.yamlguard import MAX_BYTES, LimitError, compose
 from inferwatch.errors import Problem
 
 Loc = tuple[str | int, ...]
@@ -56,7 +56,7 @@ def load_located(text: str, path: str) -> Located:
         result.problems.append(too_large(path, size))
         return result
     try:
-        node = yaml.compose(text, Loader=GuardedLoader)
+        node = compose(text)
     except LimitError as exc:
         line, col = _mark(exc.problem_mark)
         result.problems.append(Problem(path, line, col, format_loc(exc.loc), str(exc.problem)))
