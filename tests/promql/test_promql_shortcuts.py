@@ -18,7 +18,7 @@ from inferwatch.clock import FakeClock
 from inferwatch.labels import make_labels
 from inferwatch.promql import functions as promql_functions
 from inferwatch.promql import select as promql_select
-from inferwatch.promql.absent import names_if_empty_without
+from inferwatch.promql.absent import empty_without, names_if_empty_without
 from inferwatch.promql.ast import ValueType
 from inferwatch.promql.cost import cost
 from inferwatch.promql.engine import PLAIN_OPTIONS, EvalError, EvalOptions, evaluate, load
@@ -150,6 +150,38 @@ def test_an_expression_is_evaluated_once_its_metric_exists(eval_options: EvalOpt
     for t in (0.0, 30.0, 60.0):
         store.set("late", make_labels({"job": "a"}), t, t)
     assert len(evaluate(query, store, 60.0, eval_options)) == 1  # type: ignore[arg-type]
+
+
+@pytest.mark.parametrize(
+    ("expr", "empty"),
+    [
+        ("quantile_over_time(0.5, x[5m]) < on(job) group_left() nothing", True),
+        ("nothing > on(job) group_left() x", True),
+        ("x and on(job) (nothing > on(job) group_left() m)", True),  # the right side: empty
+        ("(n + on(job) m) and on(job) nothing", False),  # the left side may fail on its own
+        ("nothing and (n + on(job) m)", False),  # so may the right one
+        ("x unless on(job) nothing", False),  # x itself
+        ("nothing unless on(job) (n + on(job) m)", False),
+        ("nothing unless on(job) x", True),
+        ("x or nothing", False),
+        ("nothing or rate(nothing[5m])", True),
+        ("sum by (job) (nothing) * 2", True),
+        ("topk(1, nothing)", False),  # a parameter is checked even over nothing
+        ("scalar(x) * nothing", False),  # the scalar side could fail
+        ("absent(nothing)", False),
+        ('{job="a"}', False),
+        ("-nothing", True),
+        ("quantile_over_time(0.5, nothing[5m])", True),
+        ("time() - last_over_time(nothing[1h]) > 30", True),
+    ],
+)
+def test_empty_without(expr: str, empty: bool, eval_options: EvalOptions) -> None:
+    """What is judged empty is empty, and evaluating it raises nothing."""
+    store = _store()
+    query = load(expr)
+    assert empty_without(query.ast, store.has) is empty
+    if empty:
+        assert evaluate(query, store, 60.0, eval_options) == []
 
 
 def _window_reads(monkeypatch: pytest.MonkeyPatch) -> list[str | None]:

@@ -369,6 +369,53 @@ def test_a_group_over_metrics_that_never_existed_runs_as_empty(
     assert [(t.alert.name, t.to_state) for t in out] == [("Xid", AlertState.FIRING)]
 
 
+SOME_ABSENT = """
+groups:
+  - name: engine
+    rules:
+      - alert: Present
+        expr: x > 1
+      - alert: BelowAnchor
+        expr: quantile_over_time(0.5, x[5m]) < on(job) group_left() anchor
+      - alert: Failing
+        expr: (label_replace(x, "job", "same", "job", ".*") > 0) and on(job) anchor
+"""
+
+
+def test_a_rule_over_a_missing_metric_runs_as_empty(monkeypatch: pytest.MonkeyPatch) -> None:
+    """In a group that runs, a rule that is empty (and cannot fail) while one of its metrics
+    does not exist reports a run without its expression running, until a series of that
+    metric appears; a rule that could fail on its own still runs and reports its error."""
+    s = store()
+    m = RuleManager(rules(SOME_ABSENT), s)
+    group = m.rule_set.groups[0]
+    ran: list[str] = []
+    for rule in group.rules:
+        real = rule.query.run
+
+        def counting(ctx: Ctx, real=real, name=rule.name):  # type: ignore[no-untyped-def]
+            ran.append(name)
+            return real(ctx)
+
+        object.__setattr__(rule.query, "run", counting)
+    s.set("x", A, 5.0, 0.0)
+    s.set("x", B, 5.0, 0.0)
+    out = m.evaluate_group(group, 10.0)
+    assert [t.alert.name for t in out] == ["Present", "Present"]
+    assert ran == ["Present", "Failing"]
+    status = {r.rule: (r.health, r.last_eval) for r in m.rule_status()}
+    assert status["BelowAnchor"] == ("ok", 10.0)
+    assert status["Failing"][0] == "err"  # two series become one label set: Prometheus fails
+    ran.clear()
+    s.set("anchor", A, 10.0, 11.0)
+    s.set("x", A, 5.0, 11.0)
+    out = m.evaluate_group(group, 20.0)
+    assert ran == ["Present", "BelowAnchor", "Failing"]
+    assert [(t.alert.name, t.alert.labels) for t in out] == [
+        ("BelowAnchor", (("alertname", "BelowAnchor"), ("job", "a")))
+    ]
+
+
 RESOLVING = """
 groups:
   - name: g

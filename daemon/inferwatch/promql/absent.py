@@ -13,6 +13,8 @@ match anything: such expressions are always evaluated.
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 from inferwatch.golang.floats import MATH
 from inferwatch.promql.ast import (
     Aggregate,
@@ -107,3 +109,58 @@ def _constant(node: Expr) -> bool:
     if isinstance(node, NumberLiteral | StringLiteral):
         return True
     return value_type(node) is ValueType.SCALAR and not selectors(node) and cannot_fail(node)
+
+
+def empty_without(node: Expr, exists: Callable[[str], bool]) -> bool:
+    """True when ``node`` is an empty vector, and its evaluation raises nothing, while the store
+    holds no series of the metric names that ``exists`` denies. ``a < on(…) group_left() b``
+    is such without ``b``'s metric once ``a`` cannot fail: Prometheus matches nothing against
+    an empty side (no matching error) but still evaluates, and may fail on, the other one."""
+    if isinstance(node, VectorSelector):
+        name = family_name(node)
+        return name is not None and not exists(name)
+    if isinstance(node, Call):
+        return _call_empty(node, exists)
+    if isinstance(node, Aggregate):
+        return node.param is None and empty_without(node.expr, exists)
+    if isinstance(node, Unary):
+        return empty_without(node.expr, exists)
+    if isinstance(node, Binary):
+        return _binary_empty(node, exists)
+    return False
+
+
+def _call_empty(node: Call, exists: Callable[[str], bool]) -> bool:
+    if node.func in DATE_PARTS:
+        return len(node.args) == 1 and empty_without(node.args[0], exists)
+    if node.func not in _PER_INPUT:
+        return False
+    inputs = [a for a in node.args if isinstance(a, MatrixSelector) or _is_vector(a)]
+    if len(inputs) != 1 or not all(_constant(a) for a in node.args if a is not inputs[0]):
+        return False
+    [arg] = inputs
+    return empty_without(arg.selector if isinstance(arg, MatrixSelector) else arg, exists)
+
+
+def _binary_empty(node: Binary, exists: Callable[[str], bool]) -> bool:
+    left, right = _is_vector(node.lhs), _is_vector(node.rhs)
+    if left and right:
+        if node.op == "or":
+            return empty_without(node.lhs, exists) and empty_without(node.rhs, exists)
+        if empty_without(node.lhs, exists) and _safe(node.rhs, exists):
+            return True
+        return node.op != "unless" and empty_without(node.rhs, exists) and _safe(node.lhs, exists)
+    if left:
+        return empty_without(node.lhs, exists) and cannot_fail(node.rhs)
+    if right:
+        return empty_without(node.rhs, exists) and cannot_fail(node.lhs)
+    return False
+
+
+def _safe(node: Expr, exists: Callable[[str], bool]) -> bool:
+    """Evaluating ``node`` raises nothing: whatever the store holds, or because it is empty."""
+    return cannot_fail(node) or empty_without(node, exists)
+
+
+def _is_vector(node: Expr) -> bool:
+    return value_type(node) is ValueType.VECTOR

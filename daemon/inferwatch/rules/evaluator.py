@@ -22,7 +22,7 @@ from inferwatch.alerts.lifecycle import RESOLVED_RETENTION_S, LimitExceeded, Rul
 from inferwatch.alerts.model import Alert, AlertTransition, RuleKey
 from inferwatch.gotemplate.templates import QueryResult
 from inferwatch.labels import Labels
-from inferwatch.promql.absent import names_if_empty_without
+from inferwatch.promql.absent import empty_without, names_if_empty_without
 from inferwatch.promql.ast import MatrixSelector, selectors
 from inferwatch.promql.context import Ctx
 from inferwatch.promql.engine import DEFAULT_OPTIONS, EvalError, EvalOptions, Vector
@@ -147,6 +147,7 @@ class RuleManager:
         self._plans = {group: self._plan(group) for group in rule_set.groups}
         self._absent_names = {group: _absent_names(group) for group in rule_set.groups}
         self._empty_at: dict[RuleGroup, int] = {}
+        self._rule_empty: dict[tuple[RuleGroup, int], tuple[int, bool]] = {}
         self._expansions = ev.Expansions()
         return gone
 
@@ -169,6 +170,20 @@ class RuleManager:
                 return False
         self._empty_at[group] = generation
         return True
+
+    def _stays_empty(self, group: RuleGroup, index: int, rule: Rule, state: _RuleState) -> bool:
+        """Whether evaluating this rule now is sure to change nothing: its expression is empty
+        without error while some metrics do not exist (``promql_absent.empty_without``), and it
+        holds no alert or written series. Judged again whenever a series is created."""
+        if state.outputs.previous or (state.alerts is not None and len(state.alerts)):
+            return False
+        generation = self.store.generation
+        key = (group, index)
+        known = self._rule_empty.get(key)
+        if known is None or known[0] != generation:
+            known = (generation, empty_without(rule.query.ast, self.store.has))
+            self._rule_empty[key] = known
+        return known[1]
 
     def _plan(self, group: RuleGroup) -> list[tuple[int, Rule, _RuleState]]:
         """The group's rules with their index and state, looked up once per rule set."""
@@ -243,8 +258,12 @@ class RuleManager:
         transitions: list[AlertTransition] = []
         errors: list[RuleError] = []
         ctx = Ctx(self.store, float(ts), self.options, self._selections)
+        quiet = self.options.plan and not self._restore
         for index, rule, state in plan:
             if only is not None and index not in only:
+                continue
+            if quiet and self._stays_empty(group, index, rule, state):
+                state.health, state.last_error, state.last_eval = "ok", "", t
                 continue
             failure = ""
             try:
