@@ -370,7 +370,8 @@ class Daemon:
             self.dispatcher.on_status(name, status_handler)
         for source in self.built.sources:
             self.bus.consume(source.name, self.dispatcher)
-            self.supervisor.start(source, self.bus.emitter(source.name))
+            batch = getattr(source, "batch_lines", 1)  # a source of LineBatch records says so
+            self.supervisor.start(source, self.bus.emitter(source.name, batch))
         for polled in self.built.polled:
             self.bus.consume(polled.name, self.dispatcher)
             emit = self.bus.emitter(polled.name)

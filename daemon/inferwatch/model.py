@@ -153,7 +153,17 @@ class ScrapeStatus:
     ack: Ack | None = field(default=None, compare=False, repr=False)
 
 
-Record = LineRecord | SampleBatch | Gap | ScrapeStatus
+@dataclass(frozen=True, slots=True)
+class LineBatch:
+    """Lines one read of a source found together, handed on as one record: the bus gives them
+    to the dispatcher one by one, each with its own ``ack`` (a batch has none of its own)."""
+
+    source: str
+    lines: tuple[LineRecord, ...]
+    ack: Ack | None = field(default=None, compare=False, repr=False)
+
+
+Record = LineRecord | LineBatch | SampleBatch | Gap | ScrapeStatus
 
 
 @dataclass(frozen=True, slots=True)

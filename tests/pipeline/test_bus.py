@@ -4,9 +4,9 @@ import asyncio
 
 from inferwatch.clock import FakeClock
 from inferwatch.labels import make_labels
-from inferwatch.model import LineRecord, Record
+from inferwatch.model import LineBatch, LineRecord, Record
 from inferwatch.pipeline.bus import Bus
-from inferwatch.pipeline.telemetry import RECORDS_DROPPED, Telemetry
+from inferwatch.pipeline.telemetry import RECORDS_DROPPED, SOURCE_ERRORS, Telemetry
 from inferwatch.store.tsdb import SeriesStore
 
 
@@ -50,3 +50,52 @@ def test_consumer_survives_a_bad_record_and_drains() -> None:
 
     assert asyncio.run(scenario())
     assert handled == [0, 2, 3]
+
+
+def batch(first: int, n: int) -> LineBatch:
+    return LineBatch("src", tuple(line(k) for k in range(first, first + n)))
+
+
+def test_a_batch_is_handled_line_by_line_each_failing_on_its_own() -> None:
+    store = SeriesStore(FakeClock())
+    bus = Bus(Telemetry(store))
+    handled: list[int] = []
+
+    async def handler(record: Record) -> None:
+        assert isinstance(record, LineRecord)  # never the batch itself
+        if record.line_no == 2:
+            raise ValueError("bad line")
+        handled.append(record.line_no)
+
+    async def scenario() -> bool:
+        bus.consume("src", handler)
+        emit = bus.emitter("src", batch_lines=4)
+        await emit(batch(0, 4))
+        await emit(line(4))
+        await emit(batch(5, 2))
+        ok = await bus.drain(5)
+        await bus.stop()
+        return ok
+
+    assert asyncio.run(scenario())
+    assert handled == [0, 1, 3, 4, 5, 6]
+    errors = store.get(
+        SOURCE_ERRORS,
+        make_labels({"source": "src", "stage": "dispatch", "error_type": "ValueError"}),
+    )
+    assert errors is not None and errors.vs[-1] == 1.0
+
+
+def test_a_batched_queue_holds_about_maxsize_lines_and_counts_dropped_lines() -> None:
+    store = SeriesStore(FakeClock())
+    bus = Bus(Telemetry(store), maxsize=8, put_timeout=0.01)
+
+    async def scenario() -> None:
+        emit = bus.emitter("src", batch_lines=4)  # room for 8 // 4 = 2 batches
+        for k in range(4):
+            await emit(batch(4 * k, 3 if k == 3 else 4))
+
+    asyncio.run(scenario())
+    assert bus.depth() == {"src": 2}
+    dropped = store.get(RECORDS_DROPPED, make_labels({"queue": "src"}))
+    assert dropped is not None and dropped.vs[-1] == 7.0  # the lines of the two batches lost

@@ -3,7 +3,7 @@ from __future__ import annotations
 import asyncio
 
 from inferwatch.clock import FakeClock
-from inferwatch.model import Event, LineRecord, ScrapeStatus
+from inferwatch.model import Event, LineBatch, LineRecord, ScrapeStatus
 from inferwatch.pipeline.dispatch import Dispatcher
 from inferwatch.pipeline.telemetry import Telemetry
 from inferwatch.store.tsdb import SeriesStore
@@ -36,3 +36,27 @@ def test_scrape_status_reaches_its_sources_handler_and_is_acknowledged() -> None
         asyncio.run(dispatcher(record))
     assert seen == [status, body]
     assert acks == ["s", "l"]
+
+
+def test_a_batch_given_directly_is_applied_and_acknowledged_line_by_line() -> None:
+    store = SeriesStore(FakeClock())
+
+    async def sink(events: list[Event]) -> None:
+        raise AssertionError("no events expected")
+
+    dispatcher = Dispatcher(store, Telemetry(store), sink)
+    order: list[str] = []
+
+    async def lines(record: LineRecord) -> None:
+        order.append(f"line {record.line_no}")
+
+    dispatcher.on_lines("engine:a", lines)
+    batch = LineBatch(
+        "engine:a",
+        tuple(
+            LineRecord("engine:a", "/x", n, "", 1.0, ack=lambda n=n: order.append(f"ack {n}"))
+            for n in (1, 2)
+        ),
+    )
+    asyncio.run(dispatcher(batch))
+    assert order == ["line 1", "ack 1", "line 2", "ack 2"]

@@ -9,7 +9,16 @@ from __future__ import annotations
 from collections.abc import Awaitable, Callable
 
 from inferwatch.labels import make_labels
-from inferwatch.model import Event, Gap, Kind, LineRecord, Record, SampleBatch, ScrapeStatus
+from inferwatch.model import (
+    Event,
+    Gap,
+    Kind,
+    LineBatch,
+    LineRecord,
+    Record,
+    SampleBatch,
+    ScrapeStatus,
+)
 from inferwatch.pipeline.sink import EventSink
 from inferwatch.pipeline.telemetry import Telemetry
 from inferwatch.store.tsdb import SeriesStore
@@ -44,6 +53,9 @@ class Dispatcher:
             self._apply_samples(record)
         elif isinstance(record, Gap):
             await self._apply_gap(record)
+        elif isinstance(record, LineBatch):  # the bus hands a batch's lines on one by one
+            for line in record.lines:
+                await self(line)
         else:
             status_handler = self._status_handlers.get(record.source)
             if status_handler is not None:

@@ -64,12 +64,16 @@ class EngineIngest:
         self.metrics = EngineMetricsDeriver(cfg.name)
         self.arbiter = EngineRateArbiter(hold=max(60.0, 3 * cfg.scrape_interval))
         self._last_at: float | None = None
+        self._year_hour, self._year = -1, 0
         self.bad_bodies = Repeats(clock.monotonic)
         describe_engine_metrics(store)
 
     def _time(self, prefix: LinePrefix, fallback: float) -> float:
         now = self.clock.time()
-        year = time.gmtime(now).tm_year
+        hour = int(now // 3600)  # a year ends on an hour (UTC): look it up once an hour
+        if hour != self._year_hour:
+            self._year_hour, self._year = hour, time.gmtime(now).tm_year
+        year = self._year
         at = engine_time(prefix, year=year, tz=self.tz, now=now)
         if at is None:
             at = self._last_at if self._last_at is not None else fallback

@@ -1,7 +1,8 @@
 """An engine's log file(s), followed through the rotation-safe tailer.
 
 Each line goes on as a :class:`LineRecord` whose ``ack`` acknowledges it in the tailer, so the
-checkpoint the daemon saves with its snapshot covers exactly the lines already applied.
+checkpoint the daemon saves with its snapshot covers exactly the lines already applied; the
+lines of one read go together, in :class:`LineBatch` records of at most ``batch_lines``.
 """
 
 from __future__ import annotations
@@ -14,7 +15,7 @@ from typing import Any, cast
 
 from inferwatch.clock import Clock
 from inferwatch.errors import NoData
-from inferwatch.model import LineRecord
+from inferwatch.model import LineBatch, LineRecord
 from inferwatch.runtime.watch import FileWatcher
 from inferwatch.sources.base import Emit
 from inferwatch.sources.tail.checkpoint import CheckpointError
@@ -27,9 +28,14 @@ from inferwatch.sources.tail.model import (
 )
 from inferwatch.sources.tail.tailer import Tailer
 
+BATCH_LINES = 64
+"""The most lines one :class:`LineBatch` holds (a read of a busy log is split)."""
+
 
 class FileLinesSource:
     """Follows ``paths`` (files or globs) and emits every line once, in file order."""
+
+    batch_lines = BATCH_LINES
 
     def __init__(
         self,
@@ -89,14 +95,11 @@ class FileLinesSource:
         async with contextlib.aclosing(stream):
             async for batch in stream:
                 read_at = self.clock.time()  # one read: the batch's lines arrived together
-                name, ack = self.name, tailer.ack
-                for line in batch:
-                    record = LineRecord(
-                        name,
-                        line.path,
-                        line.line_no,
-                        line.text,
-                        read_at,
-                        partial(ack, line.position),
-                    )
-                    await emit(record)
+                name, ack, size = self.name, tailer.ack, self.batch_lines
+                records = [
+                    LineRecord(name, line.path, line.line_no, line.text, read_at,
+                               partial(ack, line.position))
+                    for line in batch
+                ]  # fmt: skip
+                for start in range(0, len(records), size):
+                    await emit(LineBatch(name, tuple(records[start : start + size])))
