@@ -9,7 +9,7 @@ A source that reads lines in batches (a followed log) hands each batch on as one
 ``maxsize // batch_lines`` of them, so it bounds about as many lines as a queue of single lines
 would. The consumer gives the handler a batch's lines one by one, each failing on its own: a
 line costs no queue operation and no task switch of its own (at a busy log's thousands of lines
-a second, those were a fifth of the daemon's work).
+a second, about a tenth of the daemon's work).
 """
 
 from __future__ import annotations

@@ -173,7 +173,7 @@ class RuleManager:
 
     def _stays_empty(self, group: RuleGroup, index: int, rule: Rule, state: _RuleState) -> bool:
         """Whether evaluating this rule now is sure to change nothing: its expression is empty
-        without error while some metrics do not exist (``promql_absent.empty_without``), and it
+        without error while some metrics do not exist (``promql.absent.empty_without``), and it
         holds no alert or written series. Judged again whenever a series is created."""
         if state.outputs.previous or (state.alerts is not None and len(state.alerts)):
             return False
