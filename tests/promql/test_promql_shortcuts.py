@@ -361,6 +361,10 @@ def test_a_window_with_markers_is_cleaned_once_per_evaluation(
     kept = [float(i) for i in range(40) if i % 3 != 2]  # 0, 1, 3, 4, …, 39
     assert sample.value == sum(kept) / 27 + sum(kept) + 27
     assert cleaned == [40]
-    (again,) = evaluate(query, store, 395.0)  # a new evaluation reads the window afresh
+    (again,) = evaluate(query, store, 395.0)  # the same window: nothing is read again
     assert again.value == sample.value
-    assert cleaned == [40, 40]  # (count_over_time kept its window: avg and sum read it again)
+    assert cleaned == [40]  # (count_over_time kept its window, avg and sum their values)
+    store.set("r", labels, 40.0, 400.0)
+    (moved,) = evaluate(query, store, 405.0)  # a sample more: avg and sum read it once
+    assert moved.value == sum([*kept, 40.0]) / 28 + sum([*kept, 40.0]) + 28
+    assert cleaned == [40, 41]

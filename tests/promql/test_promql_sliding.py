@@ -1,5 +1,7 @@
 """Kept windows (promql/sliding.py): quantile_over_time and count_over_time give, evaluation
-after evaluation, exactly what a fresh read gives, while reading only the samples that moved."""
+after evaluation, exactly what a fresh read gives, while reading only the samples that moved;
+and the functions of a window's samples alone (avg_over_time, …) give, from the value they
+kept for an unchanged window, exactly what a fresh read gives."""
 
 from __future__ import annotations
 
@@ -11,7 +13,7 @@ from inferwatch.clock import FakeClock
 from inferwatch.labels import make_labels
 from inferwatch.promql import select as promql_select
 from inferwatch.promql import sliding
-from inferwatch.promql.engine import PLAIN_OPTIONS, evaluate, load
+from inferwatch.promql.engine import PLAIN_OPTIONS, Query, evaluate, load
 from inferwatch.store.series import STALE_NAN
 from inferwatch.store.tsdb import SeriesStore
 
@@ -23,6 +25,20 @@ QUERIES = (
     "quantile_over_time(1.5, m[10m])",  # out of range: +Inf, the ordinary path
     "count_over_time(m[10m])",
     "count_over_time(m[1h] offset 1m) >= 10",
+)
+
+
+# Kept per series with the window they came from (promql/functions._window_values).
+WINDOW_QUERIES = (
+    "avg_over_time(m[10m])",
+    "sum_over_time(m[1h] offset 1m)",
+    "min_over_time(m[10m]) > 3",
+    "max_over_time(m[10m])",
+    "stddev_over_time(m[10m])",
+    "stdvar_over_time(m[1h])",
+    "present_over_time(m[10m])",
+    "changes(m[10m])",
+    "resets(m[1h])",
 )
 
 
@@ -39,15 +55,16 @@ def _value(rng: random.Random) -> float:
     return float(rng.randint(0, 30))  # many ties
 
 
+@pytest.mark.parametrize("texts", [QUERIES, WINDOW_QUERIES], ids=["kept", "window-values"])
 @pytest.mark.parametrize("seed", range(12))
-def test_kept_windows_equal_fresh_reads(seed: int) -> None:
+def test_kept_windows_equal_fresh_reads(seed: int, texts: tuple[str, ...]) -> None:
     """Random series (markers, ties, ±0, NaN, ±Inf) changed in every way a series changes:
     appends, a replaced last value, a raised level, trims with compactions; each evaluation of
     one compiled query (its windows kept) is compared bit for bit with the general path."""
     rng = random.Random(seed)
     store = SeriesStore(FakeClock(0.0))
     series = [make_labels({"job": "a", "i": str(i)}) for i in range(3)]
-    queries = [load(q) for q in QUERIES]
+    queries = [load(q) for q in texts]
     t = 0.0
     for _ in range(400):
         t += rng.choice((5.0, 10.0, 10.0, 30.0, 400.0))
@@ -61,11 +78,15 @@ def test_kept_windows_equal_fresh_reads(seed: int) -> None:
                 found.raise_level(rng.choice((1.0, 0.5)))
             if found is not None and rng.random() < 0.03:
                 found.trim(t - rng.choice((600.0, 1800.0, 3600.0)))
-        at = t + rng.choice((0.0, 1.0, 9.0))
-        for query in queries:
-            kept = evaluate(query, store, at)
-            fresh = evaluate(load(query.text), store, at, PLAIN_OPTIONS)
-            assert _bits(kept) == _bits(fresh), (query.text, at)
+        for at in (t + rng.choice((0.0, 1.0, 9.0)), t + 10.0):  # the second: same windows, often
+            _same_as_fresh(queries, store, at)
+
+
+def _same_as_fresh(queries: list[Query], store: SeriesStore, at: float) -> None:
+    for query in queries:
+        kept = evaluate(query, store, at)
+        fresh = evaluate(load(query.text), store, at, PLAIN_OPTIONS)
+        assert _bits(kept) == _bits(fresh), (query.text, at)
 
 
 def _bits(vec: object) -> list[tuple[object, str]]:

@@ -27,7 +27,7 @@ from inferwatch.promql.context import Compiler, Ctx, ScalarFn, VectorFn
 from inferwatch.promql.dates import DATE_PARTS, date_part
 from inferwatch.promql.histogram import histogram_quantile
 from inferwatch.promql.labelfn import absent_labels, label_joiner, label_replacer
-from inferwatch.promql.rangefn import RANGE_FUNCTIONS, RangeInfo
+from inferwatch.promql.rangefn import RANGE_FUNCTIONS, RangeFn, RangeInfo
 from inferwatch.promql.select import (
     instant,
     newest_in_range,
@@ -39,6 +39,7 @@ from inferwatch.promql.select import (
 from inferwatch.promql.sliding import KeptWindows
 from inferwatch.promql.types import PromQLError, Sample, Vector, check_unique
 from inferwatch.store.counters import extrapolate
+from inferwatch.store.series import Series
 
 VectorBuilder = Callable[[Call, Compiler], VectorFn]
 ScalarBuilder = Callable[[Call, Compiler], ScalarFn]
@@ -103,11 +104,8 @@ def _counter_range(name: str) -> VectorBuilder:
                         is_counter=True, is_rate=is_rate,
                     )  # fmt: skip
                 else:
-                    found = window_in(ctx, s, lo, hi)
-                    if found is None:
-                        continue
                     info = info or RangeInfo(start, end, ctx.t)
-                    v = fn(*found, info)
+                    v = _read_window(ctx, fn, s, lo, hi, info)
                 if v is not None:
                     out.append(Sample("", s.labels, v))
             if may_collide:
@@ -119,6 +117,16 @@ def _counter_range(name: str) -> VectorBuilder:
     return build
 
 
+# Functions of the window's samples alone (neither its bounds nor the evaluation time): the
+# same window gives the same value, so a call site keeps each series' last one.
+_OF_WINDOW_ONLY = frozenset(
+    {
+        *("avg_over_time", "sum_over_time", "min_over_time", "max_over_time"),
+        *("stddev_over_time", "stdvar_over_time", "present_over_time", "changes", "resets"),
+    }
+)
+
+
 def _range(name: str, *, keep_name: bool = False) -> VectorBuilder:
     fn = RANGE_FUNCTIONS[name]
 
@@ -128,6 +136,8 @@ def _range(name: str, *, keep_name: bool = False) -> VectorBuilder:
         param = params[0] if params else None
         # One metric name means the (name-dropped) outputs cannot collide.
         may_collide = not keep_name and msel.selector.name is None
+        if c.options.plan and name in _OF_WINDOW_ONLY:
+            return _window_values(fn, msel, may_collide)
 
         def run(ctx: Ctx) -> Vector:
             start, end = range_bounds(ctx, msel)
@@ -144,6 +154,39 @@ def _range(name: str, *, keep_name: bool = False) -> VectorBuilder:
         return run
 
     return build
+
+
+def _window_values(fn: RangeFn, msel: MatrixSelector, may_collide: bool) -> VectorFn:
+    """A function of the window's samples alone, each series' value kept with the window it
+    came from: ``(Series.version, first index, end index)`` equal means the same samples (a
+    version counts every change but an append), hence the same value, bit for bit. A rule
+    evaluated every second over samples every few seconds reads most windows unchanged."""
+    kept: dict[Series, tuple[int, int, int, float | None]] = {}
+
+    def run(ctx: Ctx) -> Vector:
+        nonlocal kept
+        old, kept = kept, {}
+        info = RangeInfo(*range_bounds(ctx, msel), ctx.t)
+        for s, lo, hi in spans(ctx, msel):
+            was = old.get(s)
+            if was is not None and was[0] == s.version and was[1] == lo and was[2] == hi:
+                kept[s] = was
+            else:
+                kept[s] = (s.version, lo, hi, _read_window(ctx, fn, s, lo, hi, info))
+        out = [Sample("", s.labels, v) for s, (*_, v) in kept.items() if v is not None]
+        if may_collide:
+            check_unique(out)
+        return out
+
+    return run
+
+
+def _read_window(
+    ctx: Ctx, fn: RangeFn, s: Series, lo: int, hi: int, info: RangeInfo
+) -> float | None:
+    """``fn`` over the samples of ``s[lo:hi]`` (markers dropped); None when none is left."""
+    found = window_in(ctx, s, lo, hi)
+    return None if found is None else fn(*found, info)
 
 
 def _kept_range(name: str) -> VectorBuilder:
