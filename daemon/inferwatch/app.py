@@ -369,9 +369,10 @@ class Daemon:
         for name, status_handler in self.built.status_handlers.items():
             self.dispatcher.on_status(name, status_handler)
         for source in self.built.sources:
-            self.bus.consume(source.name, self.dispatcher)
             batch = getattr(source, "batch_lines", 1)  # a source of LineBatch records says so
-            self.supervisor.start(source, self.bus.emitter(source.name, batch))
+            emit = self.bus.emitter(source.name, batch)  # first: it sizes the queue
+            self.bus.consume(source.name, self.dispatcher)
+            self.supervisor.start(source, emit)
         for polled in self.built.polled:
             self.bus.consume(polled.name, self.dispatcher)
             emit = self.bus.emitter(polled.name)

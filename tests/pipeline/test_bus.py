@@ -2,6 +2,8 @@ from __future__ import annotations
 
 import asyncio
 
+import pytest
+
 from inferwatch.clock import FakeClock
 from inferwatch.labels import make_labels
 from inferwatch.model import LineBatch, LineRecord, Record
@@ -68,8 +70,8 @@ def test_a_batch_is_handled_line_by_line_each_failing_on_its_own() -> None:
         handled.append(record.line_no)
 
     async def scenario() -> bool:
+        emit = bus.emitter("src", batch_lines=4)  # first: it sizes the queue
         bus.consume("src", handler)
-        emit = bus.emitter("src", batch_lines=4)
         await emit(batch(0, 4))
         await emit(line(4))
         await emit(batch(5, 2))
@@ -99,3 +101,24 @@ def test_a_batched_queue_holds_about_maxsize_lines_and_counts_dropped_lines() ->
     assert bus.depth() == {"src": 2}
     dropped = store.get(RECORDS_DROPPED, make_labels({"queue": "src"}))
     assert dropped is not None and dropped.vs[-1] == 7.0  # the lines of the two batches lost
+
+
+def test_a_queue_keeps_the_batch_size_it_was_made_for() -> None:
+    """A consumer set up before the emitter would leave a batched source's queue sized for
+    single lines (64 times the lines): asking for another batch size later is refused."""
+    bus = Bus(Telemetry(SeriesStore(FakeClock())), maxsize=128)
+
+    async def handler(record: Record) -> None:
+        return None
+
+    async def scenario() -> None:
+        bus.emitter("batched", batch_lines=64)
+        assert bus.queue("batched").maxsize == 2
+        bus.consume("batched", handler)  # the consumer takes the queue as it was made
+        assert bus.queue("batched").maxsize == 2
+        bus.queue("single")
+        with pytest.raises(ValueError, match="batches of 1 lines, not 64"):
+            bus.emitter("single", batch_lines=64)
+        await bus.stop()
+
+    asyncio.run(scenario())

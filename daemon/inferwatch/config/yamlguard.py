@@ -167,11 +167,14 @@ if yaml.__with_libyaml__:
 
 
 def compose(text: str) -> yaml.Node | None:
-    """The document's node tree: through libyaml when it is there, and for a text it rejects
-    (or finds over a limit) through PyYAML's parser, whose errors callers report."""
+    """The document's node tree: through libyaml when it is there, and for a text libyaml
+    rejects through PyYAML's parser, whose errors callers report (a limit the composer finds is
+    the same under either parser: raised at once, a hostile file is not parsed twice)."""
     if FastGuardedLoader is not None:
         try:
             return yaml.compose(text, Loader=FastGuardedLoader)
+        except LimitError:
+            raise
         except yaml.YAMLError:
             pass
     return yaml.compose(text, Loader=GuardedLoader)

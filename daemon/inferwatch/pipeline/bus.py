@@ -34,13 +34,24 @@ class Bus:
         self.maxsize = maxsize
         self.put_timeout = put_timeout
         self._queues: dict[str, asyncio.Queue[Record]] = {}
+        self._batch_lines: dict[str, int] = {}
         self._consumers: list[asyncio.Task[None]] = []
         self.repeats = Repeats(time.monotonic)
 
-    def queue(self, name: str, batch_lines: int = 1) -> asyncio.Queue[Record]:
-        if name not in self._queues:
-            self._queues[name] = asyncio.Queue(max(1, self.maxsize // max(1, batch_lines)))
-        return self._queues[name]
+    def queue(self, name: str, batch_lines: int | None = None) -> asyncio.Queue[Record]:
+        """``name``'s queue, sized when first asked for (``batch_lines``: 1 when not given);
+        asking again for another batch size is a wiring error, raised, not a silent bound of
+        ``batch_lines`` times as many lines."""
+        found = self._queues.get(name)
+        if found is None:
+            size = self._batch_lines[name] = max(1, batch_lines or 1)
+            found = self._queues[name] = asyncio.Queue(max(1, self.maxsize // size))
+        elif batch_lines is not None and max(1, batch_lines) != self._batch_lines[name]:
+            raise ValueError(
+                f"queue {name!r} was made for batches of {self._batch_lines[name]} lines, "
+                f"not {batch_lines}: give the emitter's batch size first"
+            )
+        return found
 
     def emitter(self, name: str, batch_lines: int = 1) -> Emit:
         """The put of ``name``'s records; ``batch_lines``: the most lines its batches hold."""

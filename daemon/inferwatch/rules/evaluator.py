@@ -165,9 +165,8 @@ class RuleManager:
             return True  # found so before, and evaluating the group then changed nothing
         if self.store.has_any(names):
             return False
-        for _, _, state in plan:
-            if state.outputs.previous or (state.alerts is not None and len(state.alerts)):
-                return False
+        if not all(_holds_nothing(state) for _, _, state in plan):
+            return False
         self._empty_at[group] = generation
         return True
 
@@ -175,7 +174,7 @@ class RuleManager:
         """Whether evaluating this rule now is sure to change nothing: its expression is empty
         without error while some metrics do not exist (``promql.absent.empty_without``), and it
         holds no alert or written series. Judged again whenever a series is created."""
-        if state.outputs.previous or (state.alerts is not None and len(state.alerts)):
+        if not _holds_nothing(state):
             return False
         generation = self.store.generation
         key = (group, index)
@@ -396,6 +395,12 @@ class RuleManager:
         for alert in alerts:
             self._restore.setdefault(alert.rule, []).append(alert)
         return len(alerts)
+
+
+def _holds_nothing(state: _RuleState) -> bool:
+    """No alert (pending, firing or resolved and kept) and no series written last time: an
+    evaluation that finds nothing changes nothing."""
+    return not state.outputs.previous and not (state.alerts is not None and len(state.alerts))
 
 
 def _absent_names(group: RuleGroup) -> frozenset[str] | None:
