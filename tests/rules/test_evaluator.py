@@ -16,6 +16,7 @@ from inferwatch.promql import select as promql_select
 from inferwatch.promql.ast import MatrixSelector
 from inferwatch.promql.context import Ctx
 from inferwatch.promql.types import DEFAULT_OPTIONS, PLAIN_OPTIONS, EvalOptions
+from inferwatch.rules import evaluator as rules_evaluator
 from inferwatch.rules.evaluator import RuleManager
 from inferwatch.rules.loader import load_rule_text
 from inferwatch.rules.ruleset import RuleSet
@@ -411,6 +412,49 @@ def test_a_rule_over_a_missing_metric_runs_as_empty(monkeypatch: pytest.MonkeyPa
     s.set("x", A, 5.0, 11.0)
     out = m.evaluate_group(group, 20.0)
     assert ran == ["Present", "BelowAnchor", "Failing"]
+    assert [(t.alert.name, t.alert.labels) for t in out] == [
+        ("BelowAnchor", (("alertname", "BelowAnchor"), ("job", "a")))
+    ]
+
+
+ALL_EMPTY_NOW = """
+groups:
+  - name: engine
+    rules:
+      - alert: BelowAnchor
+        expr: x < on(job) group_left() anchor
+      - alert: Rising
+        expr: rate(y[5m]) > 0
+"""
+
+
+def test_a_group_whose_rules_are_all_empty_for_now_is_skipped_whole(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """A group reading a metric that exists (``x``), each of whose rules is empty while some
+    other metric is missing, runs no part of an evaluation (not even its query context) and
+    reports every rule run; once the missing metric appears the group runs again."""
+    contexts: list[float] = []
+
+    class CountingCtx(Ctx):
+        def __init__(self, *args, **kwargs) -> None:  # type: ignore[no-untyped-def]
+            super().__init__(*args, **kwargs)
+            contexts.append(self.t)
+
+    monkeypatch.setattr(rules_evaluator, "Ctx", CountingCtx)
+    s = store()
+    m = RuleManager(rules(ALL_EMPTY_NOW), s)
+    group = m.rule_set.groups[0]
+    s.set("x", A, 5.0, 0.0)
+    assert m.evaluate_group(group, 10.0) == []
+    assert m.evaluate_group(group, 20.0) == []
+    assert contexts == []
+    status = {r.rule: (r.health, r.last_eval) for r in m.rule_status()}
+    assert status == {"BelowAnchor": ("ok", 20.0), "Rising": ("ok", 20.0)}
+    s.set("anchor", A, 10.0, 21.0)
+    s.set("x", A, 5.0, 21.0)
+    out = m.evaluate_group(group, 30.0)
+    assert contexts == [30.0]
     assert [(t.alert.name, t.alert.labels) for t in out] == [
         ("BelowAnchor", (("alertname", "BelowAnchor"), ("job", "a")))
     ]

@@ -146,36 +146,42 @@ class RuleManager:
         self._touched = {}
         self._plans = {group: self._plan(group) for group in rule_set.groups}
         self._absent_names = {group: _absent_names(group) for group in rule_set.groups}
-        self._empty_at: dict[RuleGroup, int] = {}
+        self._empty_at: dict[RuleGroup, tuple[int, bool]] = {}
+        self._quiet_at: dict[RuleGroup, int] = {}
         self._rule_empty: dict[tuple[RuleGroup, int], tuple[int, bool]] = {}
         self._expansions = ev.Expansions()
         return gone
 
     def _nothing_to_read(self, group: RuleGroup, plan: list[tuple[int, Rule, _RuleState]]) -> bool:
-        """Whether evaluating the group now is sure to change nothing: every rule is empty
-        while its metrics do not exist (promql_absent), none of them exists, and no rule holds
-        an alert or a written series."""
-        if not self.options.plan:
-            return False
-        names = self._absent_names.get(group)
-        if names is None or self._restore:
+        """Whether evaluating the group now is sure to change nothing: every rule's expression
+        is empty without error while some of its metrics do not exist (judged once per store
+        generation), and no rule holds an alert or a written series."""
+        if not self.options.plan or self._restore:
             return False
         generation = self.store.generation  # moves when a series is created (none is removed)
-        if self._empty_at.get(group) == generation:
-            return True  # found so before, and evaluating the group then changed nothing
-        if self.store.has_any(names):
+        if self._quiet_at.get(group) == generation:
+            return True  # found so before, and skipping the group since changed nothing
+        known = self._empty_at.get(group)
+        if known is None or known[0] != generation:
+            known = self._empty_at[group] = (generation, self._all_empty(group, plan))
+        if not known[1] or not all(_holds_nothing(state) for _, _, state in plan):
             return False
-        if not all(_holds_nothing(state) for _, _, state in plan):
-            return False
-        self._empty_at[group] = generation
+        self._quiet_at[group] = generation
         return True
+
+    def _all_empty(self, group: RuleGroup, plan: list[tuple[int, Rule, _RuleState]]) -> bool:
+        names = self._absent_names.get(group)
+        if names is not None and not self.store.has_any(names):
+            return True  # none of the metrics the group reads exists
+        return all(self._expr_empty(group, index, rule) for index, rule, _ in plan)
 
     def _stays_empty(self, group: RuleGroup, index: int, rule: Rule, state: _RuleState) -> bool:
         """Whether evaluating this rule now is sure to change nothing: its expression is empty
         without error while some metrics do not exist (``promql.absent.empty_without``), and it
         holds no alert or written series. Judged again whenever a series is created."""
-        if not _holds_nothing(state):
-            return False
+        return _holds_nothing(state) and self._expr_empty(group, index, rule)
+
+    def _expr_empty(self, group: RuleGroup, index: int, rule: Rule) -> bool:
         generation = self.store.generation
         key = (group, index)
         known = self._rule_empty.get(key)
