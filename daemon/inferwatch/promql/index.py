@@ -14,10 +14,11 @@ random (promql.md §10 #2); sorted order is what makes our results reproducible.
 
 from __future__ import annotations
 
+from bisect import insort
 from collections.abc import Iterable, Sized
 from weakref import WeakKeyDictionary
 
-from inferwatch.labels import NAME_LABEL, MatchOp
+from inferwatch.labels import NAME_LABEL, Labels, MatchOp
 from inferwatch.promql.ast import LabelMatcher, VectorSelector
 from inferwatch.promql.context import Selection
 from inferwatch.promql.types import DEFAULT_OPTIONS, EvalOptions
@@ -50,18 +51,29 @@ def _matches(s: Series, matchers: tuple[LabelMatcher, ...]) -> bool:
     return all(m.matches(_value(s, m.name)) for m in matchers)
 
 
+def _order(s: Series) -> tuple[str, Labels]:
+    return s.name, s.labels
+
+
 def _sorted(found: Iterable[Series]) -> list[Series]:
-    return sorted(found, key=lambda s: (s.name, s.labels))
+    return sorted(found, key=_order)
 
 
 class _FamilyIndex:
-    """The series of one family by (label, value), valid for one family size."""
+    """The series of one family by (label, value); grown as the family grows."""
 
-    def __init__(self, size: int, members: Iterable[Series]) -> None:
-        self.size = size
-        self.members = list(members)
+    def __init__(self, members: Iterable[Series]) -> None:
+        self.members: list[Series] = []
         self.by_pair: dict[tuple[str, str], list[Series]] = {}
-        for s in self.members:
+        self.extend(members)
+
+    @property
+    def size(self) -> int:
+        return len(self.members)
+
+    def extend(self, members: Iterable[Series]) -> None:
+        for s in members:
+            self.members.append(s)
             for pair in s.labels:
                 self.by_pair.setdefault(pair, []).append(s)
 
@@ -82,8 +94,13 @@ class SelectionCache:
     def __init__(self) -> None:
         self._entries: dict[str, tuple[int, tuple[str, int], list[Series]]] = {}
         self._families: dict[str, _FamilyIndex] = {}
+        self._replaced = 0
 
     def series(self, store: SeriesStore, sel: VectorSelector) -> list[Series]:
+        if store.replaced != self._replaced:  # a held series object was swapped: start afresh
+            self._entries.clear()
+            self._families.clear()
+            self._replaced = store.replaced
         hit = self._entries.get(sel.key)
         generation = store.generation
         if hit is not None and hit[0] == generation:
@@ -97,11 +114,37 @@ class SelectionCache:
         if hit is not None and hit[1] == token and token[1] >= 0:
             self._entries[sel.key] = (generation, token, hit[2])
             return hit[2]
-        found = self._select(store, sel, name, token[1])
+        if hit is not None and name is not None and hit[1][0] == name and 0 <= hit[1][1] < token[1]:
+            found = self._grown(store, sel, name, hit[1][1], hit[2])
+        else:
+            found = self._select(store, sel, name, token[1])
         if len(self._entries) >= _MAX_ENTRIES:
             self._entries.clear()
         self._entries[sel.key] = (generation if token[1] >= 0 else -1, token, found)
         return found
+
+    def _grown(
+        self, store: SeriesStore, sel: VectorSelector, name: str, before: int, held: list[Series]
+    ) -> list[Series]:
+        """The selection of a family that grew from ``before`` series: a family only gains
+        series, each at its end (the store never removes or reorders one), so only the newest
+        can join; they are put in their sorted places. A new list: ``held`` may still be read."""
+        newest = self._newest(store, name, before)
+        joined = [s for s in newest if _matches(s, sel.matchers)]
+        if not joined:
+            return held
+        found = list(held)
+        for s in joined:
+            insort(found, s, key=_order)
+        return found
+
+    def _newest(self, store: SeriesStore, name: str, before: int) -> list[Series]:
+        """The family's series after its first ``before``; its index grown to match."""
+        newest = list(store.family(name))[before:]
+        index = self._families.get(name)
+        if index is not None and index.size == before:
+            index.extend(newest)
+        return newest
 
     def _select(
         self, store: SeriesStore, sel: VectorSelector, name: str | None, size: int
@@ -110,8 +153,10 @@ class SelectionCache:
         if name is None:
             return _sorted(s for s in store.all_series() if _matches(s, matchers))
         index = self._families.get(name)
-        if index is None or index.size != size or size < 0:
-            index = self._families[name] = _FamilyIndex(size, store.family(name))
+        if index is not None and 0 <= index.size < size:
+            index.extend(list(store.family(name))[index.size :])
+        elif index is None or index.size != size or size < 0:
+            index = self._families[name] = _FamilyIndex(store.family(name))
         return _sorted(s for s in index.candidates(matchers) if _matches(s, matchers))
 
 

@@ -57,6 +57,7 @@ class SeriesStore:
         self._trimmed_at = -math.inf
         self._retention_by_name: dict[str, float] = {}
         self.generation = 0  # bumped whenever a series joins (readers cache selections on it)
+        self.replaced = 0  # bumped when a snapshot's series takes the place of a held one
         self._total = 0
         self.admission = Admission(limits or SeriesLimits())
         self.describe(DROPPED, Kind.COUNTER, DROPPED_HELP)
@@ -307,6 +308,7 @@ class SeriesStore:
         family = self._by_name.get(s.name)
         if family is not None and s.labels in family:
             self._total -= 1
+            self.replaced += 1  # a selection holding the old object is not valid any more
         elif not self._admit(s.name, s.labels, 0 if family is None else len(family)):
             return
         self._by_name.setdefault(s.name, {})[s.labels] = s
