@@ -460,6 +460,43 @@ def test_a_group_whose_rules_are_all_empty_for_now_is_skipped_whole(
     ]
 
 
+READS_ALERTS = """
+groups:
+  - name: g
+    rules:
+      - alert: Early
+        expr: inferwatch_alerts{alertname="Fires"} > 5
+      - alert: Fires
+        expr: x > 0
+      - alert: Follows
+        expr: inferwatch_alerts{alertname="Fires"}
+"""
+
+
+def test_a_later_rule_reads_the_alerts_an_earlier_rule_wrote_at_this_time(
+    eval_options: EvalOptions,
+) -> None:
+    """As Prometheus commits each rule's samples before the next rule runs, a rule reading the
+    alerts series sees what a rule before it in the group wrote in the same evaluation, even
+    when a rule before that read the same series (a result shared by the group's rules is
+    dropped when an alerting rule writes)."""
+    s = store()
+    s.set("x", A, 1.0, 0.0)
+    m = RuleManager(rules(READS_ALERTS), s, options=eval_options)
+    out = m.evaluate_all(0.0)
+    assert [(t.alert.name, t.to_state) for t in out] == [
+        ("Fires", AlertState.FIRING),
+        ("Follows", AlertState.FIRING),
+    ]
+    s.set("x", A, 1.0, 10.0)
+    s.set("x", B, 1.0, 10.0)  # Early now reads job a's alert series, before Fires adds job b's
+    out = m.evaluate_all(10.0)
+    assert [(t.alert.name, dict(t.alert.labels)["job"], t.to_state) for t in out] == [
+        ("Fires", "b", AlertState.FIRING),
+        ("Follows", "b", AlertState.FIRING),
+    ]
+
+
 RESOLVING = """
 groups:
   - name: g

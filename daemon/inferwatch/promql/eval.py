@@ -80,14 +80,19 @@ class ClosureCompiler:
         raise PromQLError(f"expected a scalar, got {value_type(node)}")
 
     def vector(self, node: Expr) -> VectorFn:
+        built = self._vector(node)
+        # One result per distinct subexpression and Ctx: rules of a group share their common
+        # parts (``x{xid="79"}`` in three GPU rules, the same ``or`` in two).
+        return _memoized(repr(node), built) if self.options.plan else built
+
+    def _vector(self, node: Expr) -> VectorFn:
         if isinstance(node, VectorSelector):
             sel = node
             return lambda ctx: instant(ctx, sel)
         if isinstance(node, Call):
             spec = FUNCTIONS[node.func]
             if spec.vector is not None:
-                built = spec.vector(node, self)
-                return _memoized(repr(node), built) if self.options.plan else built
+                return spec.vector(node, self)
         elif isinstance(node, Aggregate):
             return build_aggregate(node, self)
         elif isinstance(node, Binary) and value_type(node) is ValueType.VECTOR:

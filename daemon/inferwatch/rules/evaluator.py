@@ -276,6 +276,7 @@ class RuleManager:
                 vec = ev.as_vector(rule.query.runner(self.options)(ctx))
                 if isinstance(rule, AlertingRule):
                     assert state.alerts is not None
+                    wrote = state.outputs.previous
                     if (
                         not self.options.plan
                         or vec
@@ -284,6 +285,8 @@ class RuleManager:
                         or not state.alerts.settled(t, self.resolved_retention_s)
                     ):
                         transitions.extend(self._alerting(group, rule, state, vec, query, t))
+                    if wrote or state.outputs.previous:
+                        ctx.memo.clear()  # later rules read the ALERTS series written now
                 else:
                     refused = state.outputs.write(
                         self.store, ev.recorded(rule, vec, group.limit), t
