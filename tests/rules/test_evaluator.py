@@ -19,7 +19,7 @@ from inferwatch.promql.types import DEFAULT_OPTIONS, PLAIN_OPTIONS, EvalOptions
 from inferwatch.rules import evaluator as rules_evaluator
 from inferwatch.rules.evaluator import RuleManager
 from inferwatch.rules.loader import load_rule_text
-from inferwatch.rules.ruleset import RuleSet
+from inferwatch.rules.ruleset import RuleGroup, RuleSet
 from inferwatch.store.series import Series, is_stale
 from inferwatch.store.tsdb import SeriesStore
 
@@ -408,10 +408,16 @@ def test_a_rule_over_a_missing_metric_runs_as_empty(monkeypatch: pytest.MonkeyPa
     assert status["BelowAnchor"] == ("ok", 10.0)
     assert status["Failing"][0] == "err"  # two series become one label set: Prometheus fails
     ran.clear()
-    s.set("anchor", A, 10.0, 11.0)
-    s.set("x", A, 5.0, 11.0)
-    out = m.evaluate_group(group, 20.0)
+    _anchor_arrives(s, m, group, 11.0)
     assert ran == ["Present", "BelowAnchor", "Failing"]
+
+
+def _anchor_arrives(s: SeriesStore, m: RuleManager, group: RuleGroup, at: float) -> None:
+    """The missing ``anchor`` appears at ``at`` (with a new ``x``): evaluated 9 s later, the
+    group's ``BelowAnchor`` fires for job a."""
+    s.set("anchor", A, 10.0, at)
+    s.set("x", A, 5.0, at)
+    out = m.evaluate_group(group, at + 9.0)
     assert [(t.alert.name, t.alert.labels) for t in out] == [
         ("BelowAnchor", (("alertname", "BelowAnchor"), ("job", "a")))
     ]
@@ -451,13 +457,8 @@ def test_a_group_whose_rules_are_all_empty_for_now_is_skipped_whole(
     assert contexts == []
     status = {r.rule: (r.health, r.last_eval) for r in m.rule_status()}
     assert status == {"BelowAnchor": ("ok", 20.0), "Rising": ("ok", 20.0)}
-    s.set("anchor", A, 10.0, 21.0)
-    s.set("x", A, 5.0, 21.0)
-    out = m.evaluate_group(group, 30.0)
+    _anchor_arrives(s, m, group, 21.0)
     assert contexts == [30.0]
-    assert [(t.alert.name, t.alert.labels) for t in out] == [
-        ("BelowAnchor", (("alertname", "BelowAnchor"), ("job", "a")))
-    ]
 
 
 READS_ALERTS = """
