@@ -156,7 +156,8 @@ def compile_expr(node: Expr, options: EvalOptions = DEFAULT_OPTIONS) -> Runner:
 
 
 def _memoized(key: str, inner: VectorFn) -> VectorFn:
-    """The call's result is computed once per :class:`Ctx` (vectors are never mutated)."""
+    """The node's result is computed once per :class:`Ctx`, shared by every equal node (vectors
+    are never mutated)."""
 
     def run(ctx: Ctx) -> Vector:
         found = ctx.memo.get(key)

@@ -2,10 +2,12 @@
 
 Testing every series of a family against the matchers would cost far more than the arithmetic
 (100 rules over thousands of series). A selector's matches change only when a series joins its
-family (the store never removes one), so each selection is cached and reused while the family's
-size is unchanged; a selector without a metric name is revalidated against the store's total
-series count. Recomputing goes through an index of the family by label pair, built once per
-family size, so even a cold tick costs one dictionary lookup per equality matcher.
+family (the store never removes one and adds each at its family's end), so each selection is
+cached while the family's size is unchanged, and when the family grows only its newest series
+are tested and put in their places; a selector without a metric name is selected again when the
+store's total series count changes. Selecting goes through an index of the family by label
+pair, grown with the family, so even a cold tick costs one dictionary lookup per equality
+matcher.
 
 Selections are sorted by name and labels: Prometheus's order is its storage order, promtool's is
 random (promql.md §10 #2); sorted order is what makes our results reproducible. Regexes are ours
@@ -16,6 +18,7 @@ from __future__ import annotations
 
 from bisect import insort
 from collections.abc import Iterable, Sized
+from itertools import islice
 from weakref import WeakKeyDictionary
 
 from inferwatch.labels import NAME_LABEL, Labels, MatchOp
@@ -115,7 +118,7 @@ class SelectionCache:
             self._entries[sel.key] = (generation, token, hit[2])
             return hit[2]
         if hit is not None and name is not None and hit[1][0] == name and 0 <= hit[1][1] < token[1]:
-            found = self._grown(store, sel, name, hit[1][1], hit[2])
+            found = self._grown(store, sel, name, (hit[1][1], token[1]), hit[2])
         else:
             found = self._select(store, sel, name, token[1])
         if len(self._entries) >= _MAX_ENTRIES:
@@ -124,12 +127,17 @@ class SelectionCache:
         return found
 
     def _grown(
-        self, store: SeriesStore, sel: VectorSelector, name: str, before: int, held: list[Series]
+        self,
+        store: SeriesStore,
+        sel: VectorSelector,
+        name: str,
+        sizes: tuple[int, int],
+        held: list[Series],
     ) -> list[Series]:
-        """The selection of a family that grew from ``before`` series: a family only gains
-        series, each at its end (the store never removes or reorders one), so only the newest
-        can join; they are put in their sorted places. A new list: ``held`` may still be read."""
-        newest = self._newest(store, name, before)
+        """The selection of a family grown from ``sizes[0]`` to ``sizes[1]`` series: only the
+        newest can join, each put in its sorted place. A new list: ``held`` may still be read."""
+        before, size = sizes
+        newest = self._index(store, name, size).members[before:]
         joined = [s for s in newest if _matches(s, sel.matchers)]
         if not joined:
             return held
@@ -138,26 +146,23 @@ class SelectionCache:
             insort(found, s, key=_order)
         return found
 
-    def _newest(self, store: SeriesStore, name: str, before: int) -> list[Series]:
-        """The family's series after its first ``before``; its index grown to match."""
-        newest = list(store.family(name))[before:]
-        index = self._families.get(name)
-        if index is not None and index.size == before:
-            index.extend(newest)
-        return newest
-
     def _select(
         self, store: SeriesStore, sel: VectorSelector, name: str | None, size: int
     ) -> list[Series]:
         matchers = sel.matchers
         if name is None:
             return _sorted(s for s in store.all_series() if _matches(s, matchers))
-        index = self._families.get(name)
-        if index is not None and 0 <= index.size < size:
-            index.extend(list(store.family(name))[index.size :])
-        elif index is None or index.size != size or size < 0:
-            index = self._families[name] = _FamilyIndex(store.family(name))
+        index = self._index(store, name, size)
         return _sorted(s for s in index.candidates(matchers) if _matches(s, matchers))
+
+    def _index(self, store: SeriesStore, name: str, size: int) -> _FamilyIndex:
+        """The family's index, grown (or built) to its ``size`` members, in the family's order."""
+        index = self._families.get(name)
+        if index is None or size < 0 or index.size > size:
+            index = self._families[name] = _FamilyIndex(store.family(name))
+        elif index.size < size:
+            index.extend(islice(store.family(name), index.size, None))
+        return index
 
 
 class PlainSelection:
