@@ -1,5 +1,9 @@
 from __future__ import annotations
 
+import base64
+import json
+import struct
+import zlib
 from pathlib import Path
 
 from inferwatch.clock import FakeClock
@@ -113,3 +117,90 @@ def test_alert_state_travels_in_the_snapshot(tmp_path: Path) -> None:
     assert snapshot.restore(path, SeriesStore(clock), clock.time()).alerts == alerts
     snapshot.encode_and_write(path, snapshot.capture(SeriesStore(clock), {}, clock.time()))
     assert snapshot.restore(path, SeriesStore(clock), clock.time()).alerts is None  # older kind
+
+
+def _first_format(doc: dict[str, object]) -> bytes:
+    """A file as daemons before the binary arrays wrote it: one JSON document, zlib-packed, each
+    series' times and values base64 in it (native float64, little-endian on every host we
+    ship for)."""
+    return snapshot.MAGIC_V1 + zlib.compress(json.dumps(doc).encode(), 3)
+
+
+def _b64(values: list[float]) -> str:
+    return base64.b64encode(struct.pack(f"<{len(values)}d", *values)).decode()
+
+
+def test_a_snapshot_of_the_first_format_is_still_restored(tmp_path: Path) -> None:
+    """An upgrade keeps its history: the previous format is read as before."""
+    row = {"n": "temp", "l": [["gpu", "0"]], "k": "gauge", "c": False}
+    doc = {
+        "version": 1,
+        "written_at": 990.0,
+        "series": [{**row, "t": _b64([980.0, 990.0]), "v": _b64([50.0, 51.0])}],
+        "checkpoints": {"engine": {"offset": 7}},
+        "alerts": "[]",
+    }
+    path = tmp_path / "snapshot.bin"
+    path.write_bytes(_first_format(doc))
+    fresh = SeriesStore(FakeClock(1000.0))
+    restored = snapshot.restore(path, fresh, 1000.0)
+    assert restored.problem is None and restored.series == 1
+    assert restored.checkpoints == {"engine": {"offset": 7}} and restored.alerts == "[]"
+    temp = fresh.get("temp", make_labels({"gpu": "0"}))
+    assert temp is not None
+    assert list(temp.samples()[0])[:2] == [980.0, 990.0]
+    assert list(temp.samples()[1])[:2] == [50.0, 51.0]
+
+
+def test_the_arrays_are_little_endian_float64_after_the_header(tmp_path: Path) -> None:
+    clock = FakeClock(100.0)
+    st = SeriesStore(clock)
+    st.set("g", (), 2.5)
+    clock.advance(10)
+    st.set("g", (), -1.0)
+    raw = snapshot.dump(st, {}, clock.time())
+    assert raw.startswith(snapshot.MAGIC)
+    data = zlib.decompress(raw[len(snapshot.MAGIC) :])
+    size = int.from_bytes(data[:8], "little")
+    header = json.loads(data[8 : 8 + size])
+    assert header["version"] == 2
+    assert [(r["n"], r["s"]) for r in header["series"]] == [("g", 2)]
+    assert struct.unpack("<4d", data[8 + size :]) == (100.0, 110.0, 2.5, -1.0)
+
+
+def _packed(header: dict[str, object], arrays: bytes) -> bytes:
+    text = json.dumps(header).encode()
+    return snapshot.MAGIC + zlib.compress(len(text).to_bytes(8, "little") + text + arrays)
+
+
+def test_a_snapshot_whose_arrays_do_not_match_its_header_is_moved_aside(tmp_path: Path) -> None:
+    row = {"n": "g", "l": [], "k": "gauge", "c": False, "s": 2}
+    header = {"version": 2, "written_at": 0.0, "series": [row], "checkpoints": {}}
+    path = tmp_path / "snapshot.bin"
+    for arrays, said in (
+        (struct.pack("<3d", 1.0, 2.0, 3.0), "24 bytes, 32 expected"),  # one number short
+        (struct.pack("<5d", 1.0, 2.0, 3.0, 4.0, 5.0), "40 bytes, 32 expected"),
+    ):
+        path.write_bytes(_packed(header, arrays))
+        store = SeriesStore(FakeClock())
+        restored = snapshot.restore(path, store, 0.0)
+        assert restored.problem is not None and said in restored.problem, restored.problem
+        assert store.series_count() == 0 and not path.exists()
+    path.write_bytes(snapshot.MAGIC + zlib.compress((10_000).to_bytes(8, "little") + b"{}"))
+    restored = snapshot.restore(path, SeriesStore(FakeClock()), 0.0)
+    assert restored.problem is not None and "header is truncated" in restored.problem
+    bad = {**header, "series": [{**row, "s": -1}]}
+    path.write_bytes(_packed(bad, b""))
+    restored = snapshot.restore(path, SeriesStore(FakeClock()), 0.0)
+    assert restored.problem is not None and "sample count" in restored.problem
+
+
+def test_a_snapshot_whose_header_is_no_document_is_moved_aside(tmp_path: Path) -> None:
+    path = tmp_path / "snapshot.bin"
+    for raw in (
+        snapshot.MAGIC + zlib.compress((2).to_bytes(8, "little") + b"[]"),
+        snapshot.MAGIC_V1 + zlib.compress(b"[1, 2]"),
+    ):
+        path.write_bytes(raw)
+        restored = snapshot.restore(path, SeriesStore(FakeClock()), 0.0)
+        assert restored.problem is not None and "unknown snapshot version None" in restored.problem
