@@ -470,7 +470,10 @@ class Daemon:
     def _schedule(self) -> None:
         self.scheduler.every("tick", TICK_S, self._tick)
         self.scheduler.every("notify", TICK_S, self._notify_tick)
-        self.scheduler.every("snapshot", SNAPSHOT_EVERY_S, self.write_snapshot)
+        # not at start: the state was just restored from the snapshot it would write again
+        self.scheduler.every(
+            "snapshot", SNAPSHOT_EVERY_S, self.write_snapshot, first_in=SNAPSHOT_EVERY_S
+        )
         self.scheduler.every("events-prune", 3600.0, self._prune_events)
         if self.notifier.watchdog_interval:
             self.scheduler.every("sd-watchdog", self.notifier.watchdog_interval, self._ping)

@@ -5,7 +5,7 @@ from datetime import UTC, datetime
 
 from inferwatch.clock import FakeClock
 from inferwatch.runtime.live_scheduler import LiveScheduler
-from inferwatch.runtime.scheduler import VirtualScheduler
+from inferwatch.runtime.scheduler import VirtualScheduler, guard
 
 
 def test_virtual_interval_jobs_run_at_their_times() -> None:
@@ -128,3 +128,60 @@ def test_skip_to_coalesces_a_long_gap() -> None:
     assert runs[3] == 50 * 365 * 86400.0
     assert len(runs) == 3 + 8641
     assert len(fired) == 1 and fired[0] % 86400 == 8 * 3600
+
+
+def test_a_job_may_start_one_interval_late() -> None:
+    clock = FakeClock(1000.0)
+    sched = VirtualScheduler(clock)
+    seen: list[float] = []
+
+    async def job() -> None:
+        seen.append(clock.time())
+
+    sched.every("snapshot", 30, job, first_in=30)
+    asyncio.run(sched.run_until(1095.0))
+    assert seen == [1030, 1060, 1090]
+
+
+def test_the_live_scheduler_starts_a_job_first_in_seconds_from_now() -> None:
+    async def scenario() -> tuple[float, float]:
+        sched = LiveScheduler()
+        ran: list[float] = []
+        done = asyncio.Event()
+        loop = asyncio.get_running_loop()
+
+        async def now_job() -> None:
+            ran.append(loop.time())
+
+        async def late_job() -> None:
+            ran.append(loop.time())
+            done.set()
+
+        start = loop.time()
+        sched.every("late", 60, late_job, first_in=0.3)
+        sched.every("now", 60, now_job)
+        sched.start()
+        await asyncio.wait_for(done.wait(), 10)
+        sched.shutdown()
+        return ran[0] - start, ran[1] - start
+
+    first, second = asyncio.run(scenario())
+    assert first < 0.3 <= second  # the plain job at once, the other not before its delay
+
+
+def test_a_job_cancelled_under_way_ends_quietly() -> None:
+    """The daemon stopping cancels a blocking call a job still waits on: the job ends, with no
+    failure reported and nothing raised into the scheduler (APScheduler logs a traceback)."""
+    errors: list[str] = []
+
+    async def waits_on_a_dropped_call() -> None:
+        dropped: asyncio.Future[None] = asyncio.get_running_loop().create_future()
+        dropped.cancel()  # what BlockingPool.shutdown(cancel_futures=True) does to it
+        await dropped
+
+    async def scenario() -> None:
+        run = guard("events-prune", waits_on_a_dropped_call, lambda n, e: errors.append(n))
+        await run()  # returns instead of raising CancelledError
+
+    asyncio.run(scenario())
+    assert errors == []

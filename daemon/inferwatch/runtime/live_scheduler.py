@@ -4,7 +4,7 @@ jobs in virtual time, never imports APScheduler's scheduler machinery)."""
 
 from __future__ import annotations
 
-from datetime import UTC, datetime, tzinfo
+from datetime import UTC, datetime, timedelta, tzinfo
 
 from apscheduler.schedulers.asyncio import AsyncIOScheduler
 from apscheduler.triggers.interval import IntervalTrigger
@@ -18,7 +18,7 @@ class LiveScheduler:
         self._aps = AsyncIOScheduler(timezone=UTC)
         self._on_error = on_error
 
-    def every(self, name: str, seconds: float, job: Job) -> None:
+    def every(self, name: str, seconds: float, job: Job, first_in: float = 0.0) -> None:
         self._aps.add_job(
             guard(name, job, self._on_error),
             IntervalTrigger(seconds=seconds, timezone=UTC),
@@ -28,7 +28,7 @@ class LiveScheduler:
             max_instances=1,
             coalesce=True,
             misfire_grace_time=max(1, int(seconds)),
-            next_run_time=datetime.now(UTC),
+            next_run_time=datetime.now(UTC) + timedelta(seconds=first_in),
         )
 
     def cron(self, name: str, expression: str, job: Job, tz: tzinfo | None = None) -> None:

@@ -9,6 +9,7 @@ both."""
 
 from __future__ import annotations
 
+import asyncio
 import heapq
 import itertools
 from collections.abc import Awaitable, Callable
@@ -26,7 +27,9 @@ _EPS = timedelta(microseconds=1)
 
 
 class Scheduler(Protocol):
-    def every(self, name: str, seconds: float, job: Job) -> None: ...
+    def every(self, name: str, seconds: float, job: Job, first_in: float = 0.0) -> None:
+        """Run ``job`` every ``seconds``, the first time ``first_in`` seconds from now."""
+        ...
 
     def cron(self, name: str, expression: str, job: Job, tz: tzinfo | None = None) -> None: ...
 
@@ -34,11 +37,15 @@ class Scheduler(Protocol):
 
 
 def guard(name: str, job: Job, on_error: ErrorHook | None) -> Job:
-    """A job that never raises into the scheduler: errors are reported and the job runs again."""
+    """A job that never raises into the scheduler: errors are reported and the job runs again.
+    A job cancelled under way (the daemon stopping drops a blocking call still queued) ends
+    quietly: APScheduler would log it as a failure with a traceback, outside the JSON log."""
 
     async def run() -> None:
         try:
             await job()
+        except asyncio.CancelledError:
+            log.info("job cancelled", job=name)
         except Exception as exc:
             if on_error is not None:
                 on_error(name, exc)
@@ -69,14 +76,14 @@ class VirtualScheduler:
         self._seq = itertools.count()
         self._removed: set[str] = set()
 
-    def every(self, name: str, seconds: float, job: Job) -> None:
+    def every(self, name: str, seconds: float, job: Job, first_in: float = 0.0) -> None:
         if seconds <= 0:
             raise ValueError("interval must be positive")
 
         def nxt(prev: float) -> float:
             return prev + seconds
 
-        self._push(self.clock.time(), name, job, nxt)
+        self._push(self.clock.time() + first_in, name, job, nxt)
 
     def cron(self, name: str, expression: str, job: Job, tz: tzinfo | None = None) -> None:
         # APScheduler is imported only with a cron job (replay and tests never load it)
