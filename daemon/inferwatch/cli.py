@@ -61,6 +61,9 @@ def _listen(value: str) -> str:
 
 
 def cmd_run(args: argparse.Namespace) -> int:
+    from inferwatch.runtime import heap
+
+    heap.hold()  # until the started daemon settles its heap (Daemon(settle_heap=True))
     from inferwatch.app import Daemon
     from inferwatch.configfile import load_with_web
     from inferwatch.runtime.runner import run_bounded

@@ -40,3 +40,15 @@ def test_a_settled_cycle_waits_for_resettle() -> None:
     assert ref() is not None  # settled: the collector does not walk it
     heap.resettle()
     assert ref() is None  # a reload's collection frees it
+
+
+def test_hold_keeps_collections_off_until_settle() -> None:
+    try:
+        heap.hold()
+        assert not gc.isenabled()
+        kept = [[i] for i in range(1000)]
+        heap.settle()
+        assert gc.isenabled()
+        assert gc.get_freeze_count() >= len(kept)
+    finally:
+        gc.enable()

@@ -7,6 +7,11 @@ that much later (the p99 of bench/notify_latency.py). After :func:`settle`, coll
 what was made since; reference counting still frees settled objects that are dropped (only a
 reference cycle among them waits, until :func:`resettle`). A reload replaces the config and the
 rules, so it collects once and settles again.
+
+Start-up itself makes those objects and little else: :func:`hold` keeps the collector from
+walking them while they are made (two full collections, ~100 ms of a start on the development
+machine, found ~3,300 unreachable objects), and :func:`settle` lets it run again. The few cycles
+start-up dropped are settled with the rest and freed by the first reload's collection.
 """
 
 from __future__ import annotations
@@ -14,9 +19,16 @@ from __future__ import annotations
 import gc
 
 
+def hold() -> None:
+    """No automatic collection until :func:`settle` (a daemon's start-up)."""
+    gc.disable()
+
+
 def settle() -> None:
-    """Everything alive now is kept out of the cyclic collector's walks."""
+    """Everything alive now is kept out of the cyclic collector's walks, which run again
+    (after :func:`hold`) over what is made from now on."""
     gc.freeze()
+    gc.enable()
 
 
 def resettle() -> None:
