@@ -21,6 +21,7 @@ from inferwatch.sources.base import Emit
 from inferwatch.sources.tail.checkpoint import CheckpointError
 from inferwatch.sources.tail.follow import follow
 from inferwatch.sources.tail.model import (
+    MIN_POLL_GAP,
     FileStatus,
     TailConfig,
     TailLine,
@@ -46,11 +47,14 @@ class FileLinesSource:
         checkpoint: Any = None,
         watcher: FileWatcher | None = None,
         poll_interval: float = 1.0,
+        min_poll_gap: float = MIN_POLL_GAP,
     ) -> None:
         self.name = name
         self.clock = clock
         self.watcher = watcher
-        self.config = TailConfig(paths=paths, poll_interval=poll_interval)
+        self.config = TailConfig(
+            paths=paths, poll_interval=poll_interval, min_poll_gap=min_poll_gap
+        )
         self._restored = checkpoint if isinstance(checkpoint, dict) else None
         self._tailer: Tailer | None = None
 

@@ -40,6 +40,10 @@ class TailLine:
     partial: bool = False
 
 
+MIN_POLL_GAP = 0.1
+"""The tailer's default ``min_poll_gap`` (seconds)."""
+
+
 @dataclass(frozen=True, slots=True)
 class TailConfig:
     """What to follow and how.
@@ -67,7 +71,7 @@ class TailConfig:
     ignored_suffixes: tuple[str, ...] = (".gz", ".bz2", ".xz", ".zst", ".lz4", ".zip")
     start_at: Literal["beginning", "end"] = "beginning"
     strict_rotation_order: bool = False
-    min_poll_gap: float = 0.1
+    min_poll_gap: float = MIN_POLL_GAP
 
     def __post_init__(self) -> None:
         if isinstance(self.paths, str):
