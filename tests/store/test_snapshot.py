@@ -152,7 +152,7 @@ def test_a_snapshot_of_the_first_format_is_still_restored(tmp_path: Path) -> Non
     assert list(temp.samples()[1])[:2] == [50.0, 51.0]
 
 
-def test_the_arrays_are_little_endian_float64_after_the_header(tmp_path: Path) -> None:
+def test_the_arrays_are_little_endian_float64_byte_planes_after_the_header(tmp_path: Path) -> None:
     clock = FakeClock(100.0)
     st = SeriesStore(clock)
     st.set("g", (), 2.5)
@@ -163,13 +163,15 @@ def test_the_arrays_are_little_endian_float64_after_the_header(tmp_path: Path) -
     data = zlib.decompress(raw[len(snapshot.MAGIC) :])
     size = int.from_bytes(data[:8], "little")
     header = json.loads(data[8 : 8 + size])
-    assert header["version"] == 2
+    assert header["version"] == 2 and header["block"] == 1 << 20
     assert [(r["n"], r["s"]) for r in header["series"]] == [("g", 2)]
-    assert struct.unpack("<4d", data[8 + size :]) == (100.0, 110.0, 2.5, -1.0)
+    planes = data[8 + size :]  # one block: byte 0 of the 4 numbers, then byte 1, ...
+    raw = bytes(planes[i % 8 * 4 + i // 8] for i in range(32))
+    assert struct.unpack("<4d", raw) == (100.0, 110.0, 2.5, -1.0)
 
 
 def _packed(header: dict[str, object], arrays: bytes) -> bytes:
-    text = json.dumps(header).encode()
+    text = json.dumps({"block": 8, **header}).encode()  # blocks of one number: as written
     return snapshot.MAGIC + zlib.compress(len(text).to_bytes(8, "little") + text + arrays)
 
 
@@ -189,6 +191,12 @@ def test_a_snapshot_whose_arrays_do_not_match_its_header_is_moved_aside(tmp_path
     path.write_bytes(snapshot.MAGIC + zlib.compress((10_000).to_bytes(8, "little") + b"{}"))
     restored = snapshot.restore(path, SeriesStore(FakeClock()), 0.0)
     assert restored.problem is not None and "header is truncated" in restored.problem
+    text = json.dumps(header).encode()  # arrays of the right size, but no block size
+    path.write_bytes(
+        snapshot.MAGIC + zlib.compress(len(text).to_bytes(8, "little") + text + bytes(32))
+    )
+    restored = snapshot.restore(path, SeriesStore(FakeClock()), 0.0)
+    assert restored.problem is not None and "no block size" in restored.problem
     bad = {**header, "series": [{**row, "s": -1}]}
     path.write_bytes(_packed(bad, b""))
     restored = snapshot.restore(path, SeriesStore(FakeClock()), 0.0)
