@@ -112,7 +112,7 @@ def encode(doc: dict[str, Any]) -> bytes:
     arrays = [part for row in doc["series"] for part in (row["t"], row["v"])]
     header = {
         **doc,
-        "series": [{k: v for k, v in row.items() if k not in "tv"} for row in doc["series"]],
+        "series": [{k: v for k, v in row.items() if k not in ("t", "v")} for row in doc["series"]],
     }
     header["block"] = byteshuffle.BLOCK
     text = json.dumps(header, separators=(",", ":")).encode()
