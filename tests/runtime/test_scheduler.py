@@ -185,3 +185,23 @@ def test_a_job_cancelled_under_way_ends_quietly() -> None:
 
     asyncio.run(scenario())
     assert errors == []
+
+
+def test_cancelling_a_guarded_job_itself_still_cancels_it() -> None:
+    async def scenario() -> bool:
+        started = asyncio.Event()
+
+        async def waits() -> None:
+            started.set()
+            await asyncio.Event().wait()
+
+        task = asyncio.ensure_future(guard("slow", waits, None)())
+        await started.wait()
+        task.cancel()
+        try:
+            await task
+        except asyncio.CancelledError:
+            return task.cancelled()
+        return False
+
+    assert asyncio.run(scenario())

@@ -38,13 +38,17 @@ class Scheduler(Protocol):
 
 def guard(name: str, job: Job, on_error: ErrorHook | None) -> Job:
     """A job that never raises into the scheduler: errors are reported and the job runs again.
-    A job cancelled under way (the daemon stopping drops a blocking call still queued) ends
-    quietly: APScheduler would log it as a failure with a traceback, outside the JSON log."""
+    A job whose awaited call was cancelled (the daemon stopping drops a blocking call still
+    queued) ends quietly: APScheduler would log it as a failure with a traceback, outside the
+    JSON log. A cancellation of the job's own task still propagates."""
 
     async def run() -> None:
         try:
             await job()
         except asyncio.CancelledError:
+            task = asyncio.current_task()
+            if task is not None and task.cancelling():
+                raise
             log.info("job cancelled", job=name)
         except Exception as exc:
             if on_error is not None:
