@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import sys
+from inferwatch.cli import console
 
-from inferwatch.cli import main
-
-sys.exit(main())
+console()
