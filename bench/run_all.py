@@ -54,9 +54,12 @@ def ms(v: float) -> str:
 
 # -- what each figure runs (full or quick) and how its JSON becomes rows ---------------------------
 def ingest_runs(quick: bool, out: Path) -> list[Any]:
-    env = {"ROUNDS": "1" if quick else "5", "LINES": "100000" if quick else "1000000",
-           "JSON": str(out)}  # fmt: skip
-    return [(env, ["bash", str(BENCH / "engine_replay.sh")])]
+    lines = "100000" if quick else "1000000"
+    env = {"ROUNDS": "1" if quick else "5", "LINES": lines, "JSON": str(out)}
+    log = BENCH / "out" / f"engine-{lines}.log"  # engine_replay.sh writes it first
+    split = [PY, str(BENCH / "replay_cpu.py"), str(log), "--rounds", "1" if quick else "3"]
+    return [(env, ["bash", str(BENCH / "engine_replay.sh")]),
+            [*split, "--json", str(out.with_suffix(".cpu.json"))]]  # fmt: skip
 
 
 def ingest_rows(docs: list[Any]) -> list[Row]:
@@ -73,7 +76,20 @@ def ingest_rows(docs: list[Any]) -> list[Row]:
          f"{iw / gr:.1f}× grep's time", "≤ 5×", met(iw / gr <= 5)),
         ("1. ingest, replay --no-rules (for reference)", f"{nr:.2f} s", f"mtail {mt:.2f} s",
          f"{mt / nr:.1f}× faster", "—", "—"),
+        *cpu_rows(docs[1:]),
     ]  # fmt: skip
+
+
+def cpu_rows(docs: list[Any]) -> list[Row]:
+    """Where the replay's CPU goes (bench/replay_cpu.py): the replay process, which applies
+    the records in order and bounds the wall time, and the scan workers."""
+    if not docs:
+        return []
+    rules, plain = (docs[0][k]["median"] for k in ("rules", "no_rules"))
+    return [("1. ingest, where the CPU goes (replay_cpu.py, medians)",
+             f"replay process {rules['replay_process_cpu_s']:.2f} CPU-s "
+             f"({plain['replay_process_cpu_s']:.2f} with --no-rules), scan workers "
+             f"{rules['scan_workers_cpu_s']:.2f}", "—", "—", "—", "—")]  # fmt: skip
 
 
 def ingest_needs() -> str | None:
