@@ -16,12 +16,24 @@ from hypothesis import strategies as st
 
 from inferwatch.clock import FakeClock
 from inferwatch.labels import make_labels
+from inferwatch.promql import eval as promql_eval
 from inferwatch.promql import functions as promql_functions
 from inferwatch.promql import select as promql_select
 from inferwatch.promql.absent import empty_without, names_if_empty_without
-from inferwatch.promql.ast import ValueType
+from inferwatch.promql.ast import ValueType, VectorSelector
+from inferwatch.promql.context import Ctx
 from inferwatch.promql.cost import cost
-from inferwatch.promql.engine import PLAIN_OPTIONS, EvalError, EvalOptions, evaluate, load
+from inferwatch.promql.engine import (
+    DEFAULT_OPTIONS,
+    PLAIN_OPTIONS,
+    EvalError,
+    EvalOptions,
+    Vector,
+    evaluate,
+    load,
+)
+from inferwatch.promql.eval import compile_expr, shared_subexpressions
+from inferwatch.promql.index import cache_for
 from inferwatch.promql.safe import cannot_fail
 from inferwatch.promql.select import _drop_markers
 from inferwatch.store.series import STALE_NAN, is_stale
@@ -368,3 +380,42 @@ def test_a_window_with_markers_is_cleaned_once_per_evaluation(
     (moved,) = evaluate(query, store, 405.0)  # a sample more: avg and sum read it once
     assert moved.value == sum([*kept, 40.0]) / 28 + sum([*kept, 40.0]) + 28
     assert cleaned == [40, 41]
+
+
+def test_shared_subexpressions_are_those_read_more_than_once() -> None:
+    """Across a group's expressions, and within one: the vector subexpressions that occur
+    twice or more (by the text results are kept under); never a scalar, nor the comparisons
+    that differ by their threshold."""
+    one, two = load("x > 1").ast, load("(x > 2 and y > 0) or sum(z) > 1 or sum(z) < 0").ast
+    shared = shared_subexpressions([one, two])
+    # ``z`` occurs twice too, inside the repeated ``sum(z)``
+    assert shared == {repr(load(e).ast) for e in ("x", "sum(z)", "z")}
+    assert shared_subexpressions([one]) == frozenset()
+
+
+def test_only_shared_results_are_kept_for_the_evaluation(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Two expressions evaluated with one Ctx (a rule group's): ``x``, read by both, is
+    selected once and kept; ``y``, read once, is selected once and never kept (a lookup that
+    cannot hit costs more than it saves); the results are those of keeping everything."""
+    s = SeriesStore(FakeClock(0.0))
+    s.set("x", make_labels({"job": "a"}), 5.0, 0.0)
+    s.set("y", make_labels({"job": "a"}), 1.0, 0.0)
+    texts = ("x > 1", "x > 2 and y > 0")
+    asts = [load(t).ast for t in texts]
+    shared = shared_subexpressions(asts)
+    reads: list[str | None] = []
+
+    def counted(ctx: Ctx, sel: VectorSelector) -> Vector:
+        reads.append(sel.name)
+        return promql_select.instant(ctx, sel)
+
+    monkeypatch.setattr(promql_eval, "instant", counted)
+    kept = [compile_expr(a, DEFAULT_OPTIONS, shared) for a in asts]
+    every = [compile_expr(a, DEFAULT_OPTIONS) for a in asts]
+    ctx = Ctx(s, 0.0, DEFAULT_OPTIONS, cache_for(s, DEFAULT_OPTIONS))
+    got = [run(ctx) for run in kept]
+    assert sorted(reads) == ["x", "y"]
+    assert set(ctx.memo) == {repr(load("x").ast)}
+    fresh = Ctx(s, 0.0, DEFAULT_OPTIONS, cache_for(s, DEFAULT_OPTIONS))
+    assert [run(fresh) for run in every] == got
+    assert len(fresh.memo) > len(ctx.memo)

@@ -2,10 +2,17 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
 
+from inferwatch.clock import FakeClock
+from inferwatch.labels import make_labels
+from inferwatch.promql import eval as promql_eval
+from inferwatch.promql.context import Ctx
+from inferwatch.promql.engine import Vector, load
+from inferwatch.rules.evaluator import RuleManager
 from inferwatch.rules.loader import (
     expand_rule_paths,
     load_rule_files,
@@ -13,6 +20,7 @@ from inferwatch.rules.loader import (
     reload_rule_files,
 )
 from inferwatch.rules.ruleset import AlertingRule, RecordingRule, RuleSet
+from inferwatch.store.tsdb import SeriesStore
 
 GOOD = """\
 groups:
@@ -239,3 +247,41 @@ def test_reload_keeps_a_broken_files_previous_groups(tmp_path: Path) -> None:
     assert [p.path for p in found] == [str(one)]
     assert [g.name for g in second.groups] == ["g", "h", "t2"]
     assert second.groups[0] is first.groups[0]
+
+
+SHARING = """
+groups:
+  - name: g
+    rules:
+      - alert: Over
+        expr: x > 1
+      - alert: Both
+        expr: x > 2 and y > 0
+"""
+
+
+def test_a_group_keeps_only_what_two_of_its_reads_share(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A group's expressions are compiled together: in an evaluation, only ``x`` (which both
+    rules read) is looked up among the results kept for the group; ``y`` and the comparisons
+    are read once and never kept. The alerts are those of keeping every result."""
+    looked_up: list[str] = []
+    real = promql_eval._memoized
+
+    def recording(key: str, inner: Callable[[Ctx], Vector]) -> Callable[[Ctx], Vector]:
+        kept = real(key, inner)
+
+        def run(ctx: Ctx) -> Vector:
+            looked_up.append(key)
+            return kept(ctx)
+
+        return run
+
+    monkeypatch.setattr(promql_eval, "_memoized", recording)
+    groups, found = load_rule_text(SHARING, "r.yaml")
+    assert found == []
+    s = SeriesStore(FakeClock(0.0))
+    s.set("x", make_labels({"job": "a"}), 5.0, 0.0)
+    s.set("y", make_labels({"job": "a"}), 1.0, 0.0)
+    out = RuleManager(RuleSet(tuple(groups)), s).evaluate_all(0.0)
+    assert [t.alert.name for t in out] == ["Over", "Both"]
+    assert looked_up == [repr(load("x").ast)] * 2

@@ -184,13 +184,18 @@ def value_type(expr: Expr) -> ValueType:
 
 def selectors(expr: Expr) -> list[VectorSelector | MatrixSelector]:
     """Every selector in the expression (e.g. to size retention or list needed metrics)."""
-    out: list[VectorSelector | MatrixSelector] = []
+    return [n for n in subexpressions(expr) if isinstance(n, VectorSelector | MatrixSelector)]
+
+
+def subexpressions(expr: Expr) -> list[Expr]:
+    """``expr`` and every expression inside it, each occurrence once (a range selector's own
+    vector selector is part of the range, not an expression of its own)."""
+    out: list[Expr] = []
     stack: list[Expr] = [expr]
     while stack:
         node = stack.pop()
-        if isinstance(node, VectorSelector | MatrixSelector):
-            out.append(node)
-        elif isinstance(node, Call):
+        out.append(node)
+        if isinstance(node, Call):
             stack.extend(node.args)
         elif isinstance(node, Aggregate):
             stack.append(node.expr)

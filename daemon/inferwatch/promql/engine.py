@@ -12,11 +12,11 @@ fails a query (many-to-many matching, duplicate label sets, …).
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 from inferwatch.promql.ast import Expr, ValueType, value_type
 from inferwatch.promql.context import Ctx
-from inferwatch.promql.eval import compile_expr
+from inferwatch.promql.eval import compile_expr, shared_subexpressions
 from inferwatch.promql.index import cache_for
 from inferwatch.promql.load import parse
 from inferwatch.promql.types import (
@@ -48,6 +48,7 @@ __all__ = [
     "Vector",
     "evaluate",
     "load",
+    "shared_subexpressions",
 ]
 
 
@@ -65,6 +66,12 @@ class Query:
     def runner(self, options: EvalOptions) -> Callable[[Ctx], Value]:
         """The compiled form that ``options`` asks for."""
         return self.run if options.plan else self.plain
+
+    def sharing(self, shared: frozenset[str]) -> Query:
+        """This query with ``run`` keeping, for the rest of an evaluation, only the results of
+        ``shared`` subexpressions (a rule group's, ``eval.shared_subexpressions``): the others
+        are read once per evaluation, and keeping them costs a lookup that never hits."""
+        return replace(self, run=compile_expr(self.ast, DEFAULT_OPTIONS, shared))
 
 
 def load(text: str) -> Query:

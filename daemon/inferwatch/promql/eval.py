@@ -7,7 +7,8 @@ What remains per evaluation is the reading and the arithmetic, with no dispatch 
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections import Counter
+from collections.abc import Callable, Iterable
 
 from inferwatch.promql.absent import names_if_empty_without
 from inferwatch.promql.aggregate import build_aggregate
@@ -21,6 +22,7 @@ from inferwatch.promql.ast import (
     Unary,
     ValueType,
     VectorSelector,
+    subexpressions,
     value_type,
 )
 from inferwatch.promql.binary import build_scalar_binary, build_vector_binary, scalar_op
@@ -59,10 +61,16 @@ def _constant(node: Expr) -> float | None:
 
 class ClosureCompiler:
     """Implements the :class:`~inferwatch.promql.context.Compiler` protocol; ``options.plan``
-    says whether to build the fast paths (the other options are read at evaluation)."""
+    says whether to build the fast paths (the other options are read at evaluation). With
+    ``shared``, only those subexpressions (by ``repr``) keep their result for the rest of an
+    evaluation: the others are read once per evaluation anyway, and a lookup that never hits
+    costs more than it saves (``shared_subexpressions``)."""
 
-    def __init__(self, options: EvalOptions = DEFAULT_OPTIONS) -> None:
+    def __init__(
+        self, options: EvalOptions = DEFAULT_OPTIONS, shared: frozenset[str] | None = None
+    ) -> None:
         self.options = options
+        self.shared = shared
 
     def scalar(self, node: Expr) -> ScalarFn:
         const = _constant(node)
@@ -81,9 +89,12 @@ class ClosureCompiler:
 
     def vector(self, node: Expr) -> VectorFn:
         built = self._vector(node)
+        if not self.options.plan:
+            return built
         # One result per distinct subexpression and Ctx: rules of a group share their common
         # parts (``x{xid="79"}`` in three GPU rules, the same ``or`` in two).
-        return _memoized(repr(node), built) if self.options.plan else built
+        key = repr(node)
+        return _memoized(key, built) if self.shared is None or key in self.shared else built
 
     def _vector(self, node: Expr) -> VectorFn:
         if isinstance(node, VectorSelector):
@@ -136,11 +147,14 @@ def _unless_absent(node: Expr, inner: VectorFn) -> VectorFn:
     return run
 
 
-def compile_expr(node: Expr, options: EvalOptions = DEFAULT_OPTIONS) -> Runner:
+def compile_expr(
+    node: Expr, options: EvalOptions = DEFAULT_OPTIONS, shared: frozenset[str] | None = None
+) -> Runner:
     """A closure evaluating ``node`` at ``ctx.t``; raises :class:`PromQLError` if it can't.
-    With ``options.plan`` off, the closure takes only the plain paths."""
+    With ``options.plan`` off, the closure takes only the plain paths. ``shared``: the
+    subexpressions whose results are kept per evaluation (None: all of them)."""
     kind = value_type(node)
-    compiler = ClosureCompiler(options)
+    compiler = ClosureCompiler(options, shared)
     if kind is ValueType.VECTOR:
         vector = compiler.vector(node)
         return _unless_absent(node, vector) if options.plan else vector
@@ -153,6 +167,19 @@ def compile_expr(node: Expr, options: EvalOptions = DEFAULT_OPTIONS) -> Runner:
     raise PromQLError(
         "a range vector is not a valid result; rules need an instant vector or scalar"
     )
+
+
+def shared_subexpressions(exprs: Iterable[Expr]) -> frozenset[str]:
+    """The vector subexpressions (by ``repr``, the keys results are kept under) that occur more
+    than once among ``exprs``: what the expressions evaluated with one :class:`Ctx` (a rule
+    group's) can read twice."""
+    counts = Counter(
+        repr(node)
+        for expr in exprs
+        for node in subexpressions(expr)
+        if value_type(node) is ValueType.VECTOR
+    )
+    return frozenset(key for key, n in counts.items() if n > 1)
 
 
 def _memoized(key: str, inner: VectorFn) -> VectorFn:

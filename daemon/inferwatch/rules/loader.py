@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterable, Mapping
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -27,7 +28,7 @@ from inferwatch.durations import DurationError, parse_duration_s
 from inferwatch.errors import Problem
 from inferwatch.gotemplate.templates import Template, TemplateParseError, compile_template
 from inferwatch.labels import make_labels, valid_metric_name
-from inferwatch.promql.engine import PromQLError, Query, load
+from inferwatch.promql.engine import PromQLError, Query, load, shared_subexpressions
 from inferwatch.rules.rule_paths import expand_rule_paths
 from inferwatch.rules.ruleset import AlertingRule, RecordingRule, Rule, RuleGroup, RuleSet
 
@@ -198,8 +199,11 @@ def _group(f: _File, node: Any, loc: Loc, seen: set[str]) -> RuleGroup | None:
         f.problem((*loc, "rules"), "rules must be a list")
         raw_rules = []
     rules = [_rule(f, r, (*loc, "rules", i), name, extra) for i, r in enumerate(raw_rules)]
-    kept = tuple(r for r in rules if r is not None)
-    return RuleGroup(name, f.path, kept, interval or None, limit, offset)
+    kept = [r for r in rules if r is not None]
+    # The group's rules are evaluated with one Ctx: what two of its reads share is kept.
+    shared = shared_subexpressions(r.query.ast for r in kept)
+    together = tuple(replace(r, query=r.query.sharing(shared)) for r in kept)
+    return RuleGroup(name, f.path, together, interval or None, limit, offset)
 
 
 def load_rule_text(text: str, path: str) -> tuple[list[RuleGroup], list[Problem]]:
