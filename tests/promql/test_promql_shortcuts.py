@@ -387,10 +387,13 @@ def test_shared_subexpressions_are_those_read_more_than_once() -> None:
     twice or more (by the text results are kept under); never a scalar, nor the comparisons
     that differ by their threshold."""
     one, two = load("x > 1").ast, load("(x > 2 and y > 0) or sum(z) > 1 or sum(z) < 0").ast
-    shared = shared_subexpressions([one, two])
+    first, second = shared_subexpressions([one, two])
+    assert first == {repr(load("x").ast)}
     # ``z`` occurs twice too, inside the repeated ``sum(z)``
-    assert shared == {repr(load(e).ast) for e in ("x", "sum(z)", "z")}
-    assert shared_subexpressions([one]) == frozenset()
+    assert second == {repr(load(e).ast) for e in ("x", "sum(z)", "z")}
+    assert shared_subexpressions([one]) == [frozenset()]
+    assert load("x > 1").shared == frozenset()  # a query alone keeps what it reads twice
+    assert load("sum(z) > 1 or sum(z) < 0").shared == {repr(load(e).ast) for e in ("sum(z)", "z")}
 
 
 def test_only_shared_results_are_kept_for_the_evaluation(monkeypatch: pytest.MonkeyPatch) -> None:
@@ -410,7 +413,7 @@ def test_only_shared_results_are_kept_for_the_evaluation(monkeypatch: pytest.Mon
         return promql_select.instant(ctx, sel)
 
     monkeypatch.setattr(promql_eval, "instant", counted)
-    kept = [compile_expr(a, DEFAULT_OPTIONS, shared) for a in asts]
+    kept = [compile_expr(a, DEFAULT_OPTIONS, own) for a, own in zip(asts, shared, strict=True)]
     every = [compile_expr(a, DEFAULT_OPTIONS) for a in asts]
     ctx = Ctx(s, 0.0, DEFAULT_OPTIONS, cache_for(s, DEFAULT_OPTIONS))
     got = [run(ctx) for run in kept]

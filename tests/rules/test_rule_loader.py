@@ -4,14 +4,17 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 import pytest
 
 from inferwatch.clock import FakeClock
 from inferwatch.labels import make_labels
+from inferwatch.promql import engine as promql_engine
 from inferwatch.promql import eval as promql_eval
+from inferwatch.promql.ast import Expr
 from inferwatch.promql.context import Ctx
-from inferwatch.promql.engine import Vector, load
+from inferwatch.promql.engine import Value, Vector, load
 from inferwatch.rules.evaluator import RuleManager
 from inferwatch.rules.loader import (
     expand_rule_paths,
@@ -285,3 +288,34 @@ def test_a_group_keeps_only_what_two_of_its_reads_share(monkeypatch: pytest.Monk
     out = RuleManager(RuleSet(tuple(groups)), s).evaluate_all(0.0)
     assert [t.alert.name for t in out] == ["Over", "Both"]
     assert looked_up == [repr(load("x").ast)] * 2
+
+
+def test_only_rules_sharing_reads_with_others_are_compiled_again(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """Loading compiles each expression twice (the fast and the plain form); a rule is compiled
+    once more only when another rule of its group reads a part of it (``x`` here), never for
+    what it alone reads twice (``sum(z)``, already kept by its own compilation)."""
+    compiled: list[str] = []
+    real = promql_engine.compile_expr
+    shared_x = {repr(load(t).ast) for t in ("x > 1", "x > 2 and y > 0")}
+    own = {repr(load(e).ast) for e in ("sum(z)", "z")}
+
+    def counting(ast: Expr, *args: Any) -> Callable[[Ctx], Value]:
+        compiled.append(repr(ast))
+        return real(ast, *args)
+
+    monkeypatch.setattr(promql_engine, "compile_expr", counting)
+    groups, found = load_rule_text(SHARING + ALONE, "r.yaml")
+    assert found == []
+    assert groups[1].rules[0].query.shared == own
+    assert {key for key in compiled if compiled.count(key) > 2} == shared_x
+    assert len(compiled) == 2 * 3 + 2
+
+
+ALONE = """
+  - name: h
+    rules:
+      - alert: Own
+        expr: sum(z) > 1 or sum(z) < 0
+"""

@@ -62,23 +62,31 @@ class Query:
     type: ValueType
     run: Callable[[Ctx], Value] = field(compare=False, repr=False)
     plain: Callable[[Ctx], Value] = field(compare=False, repr=False)
+    #: the subexpressions whose results ``run`` keeps for the rest of an evaluation
+    shared: frozenset[str] = field(default=frozenset(), compare=False, repr=False)
 
     def runner(self, options: EvalOptions) -> Callable[[Ctx], Value]:
         """The compiled form that ``options`` asks for."""
         return self.run if options.plan else self.plain
 
     def sharing(self, shared: frozenset[str]) -> Query:
-        """This query with ``run`` keeping, for the rest of an evaluation, only the results of
-        ``shared`` subexpressions (a rule group's, ``eval.shared_subexpressions``): the others
-        are read once per evaluation, and keeping them costs a lookup that never hits."""
-        return replace(self, run=compile_expr(self.ast, DEFAULT_OPTIONS, shared))
+        """This query with ``run`` keeping, for the rest of an evaluation, the results of its
+        ``shared`` subexpressions (those other expressions evaluated with the same Ctx read
+        too: ``eval.shared_subexpressions`` of a rule group); itself when that changes
+        nothing."""
+        if shared == self.shared:
+            return self
+        return replace(self, run=compile_expr(self.ast, DEFAULT_OPTIONS, shared), shared=shared)
 
 
 def load(text: str) -> Query:
     """Parse, check and compile ``text``; raises :class:`PromQLError` naming what is wrong."""
     ast = parse(text)
     kind = value_type(ast)
-    return Query(text, ast, kind, compile_expr(ast), compile_expr(ast, PLAIN_OPTIONS))
+    # Only what the expression reads twice is kept: any other lookup would never hit.
+    [shared] = shared_subexpressions([ast])
+    run = compile_expr(ast, DEFAULT_OPTIONS, shared)
+    return Query(text, ast, kind, run, compile_expr(ast, PLAIN_OPTIONS), shared)
 
 
 def evaluate(

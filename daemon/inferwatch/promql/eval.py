@@ -8,7 +8,7 @@ What remains per evaluation is the reading and the arithmetic, with no dispatch 
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Sequence
 
 from inferwatch.promql.absent import names_if_empty_without
 from inferwatch.promql.aggregate import build_aggregate
@@ -169,17 +169,16 @@ def compile_expr(
     )
 
 
-def shared_subexpressions(exprs: Iterable[Expr]) -> frozenset[str]:
-    """The vector subexpressions (by ``repr``, the keys results are kept under) that occur more
-    than once among ``exprs``: what the expressions evaluated with one :class:`Ctx` (a rule
-    group's) can read twice."""
-    counts = Counter(
-        repr(node)
+def shared_subexpressions(exprs: Sequence[Expr]) -> list[frozenset[str]]:
+    """For each of ``exprs``, its vector subexpressions (by ``repr``, the keys results are kept
+    under) that occur more than once among all of them: what expressions evaluated with one
+    :class:`Ctx` (a rule group's, or one query's) can read twice."""
+    keys = [
+        [repr(node) for node in subexpressions(expr) if value_type(node) is ValueType.VECTOR]
         for expr in exprs
-        for node in subexpressions(expr)
-        if value_type(node) is ValueType.VECTOR
-    )
-    return frozenset(key for key, n in counts.items() if n > 1)
+    ]
+    counts = Counter(key for own in keys for key in own)
+    return [frozenset(key for key in own if counts[key] > 1) for own in keys]
 
 
 def _memoized(key: str, inner: VectorFn) -> VectorFn:

@@ -201,8 +201,11 @@ def _group(f: _File, node: Any, loc: Loc, seen: set[str]) -> RuleGroup | None:
     rules = [_rule(f, r, (*loc, "rules", i), name, extra) for i, r in enumerate(raw_rules)]
     kept = [r for r in rules if r is not None]
     # The group's rules are evaluated with one Ctx: what two of its reads share is kept.
-    shared = shared_subexpressions(r.query.ast for r in kept)
-    together = tuple(replace(r, query=r.query.sharing(shared)) for r in kept)
+    shared = shared_subexpressions([r.query.ast for r in kept])
+    together = tuple(
+        r if s == r.query.shared else replace(r, query=r.query.sharing(s))
+        for r, s in zip(kept, shared, strict=True)
+    )
     return RuleGroup(name, f.path, together, interval or None, limit, offset)
 
 
