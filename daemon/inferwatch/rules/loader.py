@@ -202,9 +202,9 @@ def _group(f: _File, node: Any, loc: Loc, seen: set[str]) -> RuleGroup | None:
     kept = [r for r in rules if r is not None]
     # The group's rules are evaluated with one Ctx: what two of its reads share is kept.
     shared = shared_subexpressions([r.query.ast for r in kept])
+    queries = [r.query.sharing(s) for r, s in zip(kept, shared, strict=True)]
     together = tuple(
-        r if s == r.query.shared else replace(r, query=r.query.sharing(s))
-        for r, s in zip(kept, shared, strict=True)
+        r if q is r.query else replace(r, query=q) for r, q in zip(kept, queries, strict=True)
     )
     return RuleGroup(name, f.path, together, interval or None, limit, offset)
 
