@@ -171,6 +171,37 @@ def test_errors_are_logged_once_per_kind_then_counted(attack: AttackRow) -> None
     assert sum(x["count"] for x in repeats) + 1 == 10_000
 
 
+def _raised(exc: BaseException) -> BaseException:
+    try:
+        raise exc
+    except BaseException as caught:
+        return caught
+
+
+def test_a_system_error_is_logged_without_a_traceback_a_bug_with_one(attack: AttackRow) -> None:
+    """asyncio's accept failure when the descriptors run out (the slowloris test meets it when
+    the kernel's backlog outruns the connection cap) is the host's condition: logged once by its
+    message and origin. An exception of the server's own is a bug: its traceback is kept."""
+    attack.describe("accept out of descriptors, then a bug", "no traceback, then one")
+    throttle = ErrorThrottle()
+    loop = asyncio.new_event_loop()
+    try:
+        with capture_logs() as logs:
+            for _ in range(3):
+                emfile = _raised(OSError(24, "Too many open files"))
+                context = {"message": "socket.accept() out of system resource", "exception": emfile}
+                throttle.loop_exception(loop, context)
+            throttle.loop_exception(loop, {"message": "boom", "exception": _raised(KeyError("k"))})
+    finally:
+        loop.close()
+    attack.saw(
+        f"{len(logs)} lines, tracebacks on {[x['kind'][:20] for x in logs if 'traceback' in x]}"
+    )
+    assert len(logs) == 2
+    assert "traceback" not in logs[0] and "Too many open files" in logs[0]["detail"]
+    assert logs[1]["traceback"].startswith("Traceback") and "KeyError" in logs[1]["traceback"]
+
+
 def test_the_default_cap_leaves_most_descriptors_to_the_daemon(attack: AttackRow) -> None:
     attack.describe("the default connection cap", "at most a quarter of the open-file limit")
     soft = resource.getrlimit(resource.RLIMIT_NOFILE)[0]

@@ -2,10 +2,12 @@
 
 A hostile or broken client repeats the same failure thousands of times a second (before this,
 1,100 half-open connections wrote 280,961 ``socket.accept()`` tracebacks, 114 MB, in 75 s).
-Here the first occurrence of a kind is logged with its detail (and at most one traceback); the
-repeats are counted and reported as one line per kind at most every ``interval`` seconds, and
-the totals are kept for the status API. Sources: the connection guard, asyncio's exception
-handler (accept errors) and aiohttp's loggers.
+Here the first occurrence of a kind is logged with its detail (and, for a bug, its traceback: a
+system error such as running out of descriptors is told by its message and origin, the line
+that met it, as it is not the server's fault); the repeats are counted and reported as one line
+per kind at most every ``interval`` seconds, and the totals are kept for the status API.
+Sources: the connection guard, asyncio's exception handler (accept errors) and aiohttp's
+loggers.
 """
 
 from __future__ import annotations
@@ -72,7 +74,7 @@ class ErrorThrottle:
         kind, trace = message, None
         if isinstance(exc, BaseException):
             kind = f"{message}: {_origin(exc)}"
-            trace = "".join(traceback.format_exception(exc))
+            trace = _trace(exc)
         self.note(kind, f"{message}: {exc}" if exc is not None else message, trace)
 
     def capture(self) -> logging.Filter:
@@ -92,9 +94,17 @@ class _Capture(logging.Filter):
         kind = f"{record.name}: {record.msg}"
         if exc is not None:
             kind += f": {_origin(exc)}"
-        trace = "".join(traceback.format_exception(exc)) if exc is not None else None
+        trace = _trace(exc) if exc is not None else None
         self._throttle.note(kind, record.getMessage(), trace)
         return False
+
+
+def _trace(exc: BaseException) -> str | None:
+    """The traceback worth logging once: a bug's. An ``OSError`` (no descriptors left, a reset
+    or refused connection) comes from the host or the peer, and its kind names where it met."""
+    if isinstance(exc, OSError):
+        return None
+    return "".join(traceback.format_exception(exc))
 
 
 def _origin(exc: BaseException) -> str:
