@@ -117,3 +117,22 @@ def test_insert_takes_the_rule_it_is_put_into() -> None:
     r = RuleAlerts(KEY)
     r.insert(moved.snapshot(L1))
     assert r.snapshot(L1).rule == KEY
+
+
+def test_a_scoped_evaluation_moves_only_the_alerts_in_its_scope() -> None:
+    """An evaluation within one partition (rules.partial): an alert of the scope missing from
+    it resolves, one out of the scope stays as it was and still counts towards the limit."""
+    r = RuleAlerts(KEY)
+    assert run(r, [c(L1), c(L2)], 0.0) == [(NONE, F), (NONE, F)]
+    only_1 = lambda labels: ("i", "1") in labels  # noqa: E731
+    out = r.apply([], 60.0, 0.0, 0.0, scope=lambda labels: ("i", "2") in labels)
+    assert [(t.alert.labels, t.to_state) for t in out] == [(L2, R)]
+    (a1,) = [a for a in r.alerts() if a.labels == L1]
+    assert (a1.state, a1.last_eval) == (F, 0.0)  # untouched, its last evaluation unchanged
+    L3 = (("alertname", "A"), ("i", "3"))
+    with pytest.raises(LimitExceeded):  # L1 firing out of scope + L3 new in scope: 2 > 1
+        r.apply([c(L3)], 120.0, 0.0, 0.0, limit=1, scope=lambda labels: ("i", "3") in labels)
+    r = RuleAlerts(KEY)
+    run(r, [c(L1)], 0.0)
+    assert r.apply([c(L1, 5.0)], 60.0, 0.0, 0.0, limit=1, scope=only_1) == []
+    assert r.active()[0].value == 5.0

@@ -24,7 +24,7 @@ for every held alert on every evaluation).
 
 from __future__ import annotations
 
-from collections.abc import Collection, Iterable
+from collections.abc import Callable, Collection, Iterable
 from dataclasses import replace
 from typing import NamedTuple
 
@@ -146,8 +146,12 @@ class RuleAlerts:
         keep_firing_for_s: float,
         limit: int = 0,
         resolved_retention_s: float = RESOLVED_RETENTION_S,
+        scope: Callable[[Labels], bool] | None = None,
     ) -> list[AlertTransition]:
-        """One evaluation's result; raises :class:`LimitExceeded` after clearing the rule."""
+        """One evaluation's result; raises :class:`LimitExceeded` after clearing the rule.
+        With ``scope``, the evaluation covered only the alerts whose labels it accepts (one
+        partition, ``promql.partition``): the others are left as they are, and count towards
+        the limit while active."""
         entries, rule = self._entries, self.rule
         before = {labels: a.state for labels, a in entries.items() if _active(a.state)}
         present: set[Labels] = set()
@@ -173,6 +177,9 @@ class RuleAlerts:
                         rule, labels, a.annotations, AlertState.FIRING, a.value, a.active_at, ts,
                         a.resolved_at, a.keep_firing_since, a.last_eval,
                     )  # fmt: skip
+                continue
+            if scope is not None and not scope(labels):
+                counted += _active(a.state)
                 continue
             since, keep = a.keep_firing_since, False
             if a.state is AlertState.FIRING and keep_firing_for_s > 0:

@@ -35,7 +35,7 @@ from inferwatch.promql.index import family_name
 from inferwatch.promql.safe import cannot_fail
 
 # One output per input sample or per input series with samples in the window, none otherwise.
-_PER_INPUT = frozenset(
+PER_INPUT = frozenset(
     {
         *("rate", "irate", "increase", "delta", "idelta", "changes", "resets", "deriv"),
         *("avg_over_time", "min_over_time", "max_over_time", "sum_over_time", "count_over_time"),
@@ -80,7 +80,7 @@ def _empty_on_empty(node: Expr) -> bool:
 def _call(node: Call) -> bool:
     if node.func in DATE_PARTS:
         return len(node.args) == 1 and _empty_on_empty(node.args[0])
-    if node.func not in _PER_INPUT:
+    if node.func not in PER_INPUT:
         return False
     for arg in node.args:
         if isinstance(arg, MatrixSelector):
@@ -133,7 +133,7 @@ def empty_without(node: Expr, exists: Callable[[str], bool]) -> bool:
 def _call_empty(node: Call, exists: Callable[[str], bool]) -> bool:
     if node.func in DATE_PARTS:
         return len(node.args) == 1 and empty_without(node.args[0], exists)
-    if node.func not in _PER_INPUT:
+    if node.func not in PER_INPUT:
         return False
     inputs = [a for a in node.args if isinstance(a, MatrixSelector) or _is_vector(a)]
     if len(inputs) != 1 or not all(_constant(a) for a in node.args if a is not inputs[0]):

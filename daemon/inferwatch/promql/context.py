@@ -49,6 +49,11 @@ class Ctx:
     # each rule (rules write), a lone query never writes. Used with plan only.
     windows: dict[tuple[Series, int, int], Window | None] = field(default_factory=dict)
 
+    def forget(self) -> None:
+        """Drop what was kept (the store changed: a rule wrote)."""
+        self.memo.clear()
+        self.windows.clear()
+
 
 ScalarFn = Callable[[Ctx], float]
 VectorFn = Callable[[Ctx], Vector]

@@ -155,8 +155,15 @@ class SelectionCache:
         index = self._index(store, name, size)
         return _sorted(s for s in index.candidates(matchers) if _matches(s, matchers))
 
-    def _index(self, store: SeriesStore, name: str, size: int) -> _FamilyIndex:
+    def family_index(self, store: SeriesStore, name: str, size: int) -> _FamilyIndex:
         """The family's index, grown (or built) to its ``size`` members, in the family's order."""
+        if store.replaced != self._replaced:  # as in series(): held objects were swapped
+            self._entries.clear()
+            self._families.clear()
+            self._replaced = store.replaced
+        return self._index(store, name, size)
+
+    def _index(self, store: SeriesStore, name: str, size: int) -> _FamilyIndex:
         index = self._families.get(name)
         if index is None or size < 0 or index.size > size:
             index = self._families[name] = _FamilyIndex(store.family(name))
@@ -187,3 +194,36 @@ def cache_for(store: SeriesStore, options: EvalOptions = DEFAULT_OPTIONS) -> Sel
     if cache is None:
         cache = _CACHES[store] = SelectionCache()
     return cache
+
+
+class Within:
+    """A cache's selections cut to one partition (``promql.partition``): the series whose
+    labels hold each of ``pairs`` (a missing label counts as ``""``). Found through the family
+    index by the rarest pair, so a partition of a big family costs what the partition holds."""
+
+    def __init__(self, cache: SelectionCache, pairs: tuple[tuple[str, str], ...]) -> None:
+        self.cache = cache
+        self.pairs = pairs
+        self.read = 0  # series looked at, for tests and measurements
+
+    def series(self, store: SeriesStore, sel: VectorSelector) -> list[Series]:
+        name = family_name(sel)
+        listed = None
+        if name is not None:
+            family = store.family(name)
+            size = len(family) if isinstance(family, Sized) else -1
+            index = self.cache.family_index(store, name, size)
+            for pair in self.pairs:
+                if pair[1]:
+                    found = index.by_pair.get(pair, [])
+                    if listed is None or len(found) < len(listed):
+                        listed = found
+        if listed is None:
+            listed = self.cache.series(store, sel)
+        self.read += len(listed)
+        pairs = self.pairs
+        return _sorted(
+            s
+            for s in listed
+            if all(_value(s, k) == v for k, v in pairs) and _matches(s, sel.matchers)
+        )

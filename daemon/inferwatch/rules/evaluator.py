@@ -26,22 +26,25 @@ from inferwatch.promql.absent import empty_without, names_if_empty_without
 from inferwatch.promql.ast import MatrixSelector, selectors
 from inferwatch.promql.context import Ctx
 from inferwatch.promql.engine import DEFAULT_OPTIONS, EvalError, EvalOptions, Vector
-from inferwatch.promql.index import cache_for
+from inferwatch.promql.index import SelectionCache, cache_for
+from inferwatch.promql.partition import Pairs, Part
 from inferwatch.rules import rule_eval as ev
 from inferwatch.rules.alert_hold import Held, pure, signature
 from inferwatch.rules.outputs import RuleOutputs
+from inferwatch.rules.partial import MAX_PARTS, Partial, partition_of, scope
 from inferwatch.rules.rule_status import GroupOutcome, RuleError, RuleStatus
 from inferwatch.rules.ruleset import AlertingRule, Rule, RuleGroup, RuleSet
 from inferwatch.store.limits import ALERTS_PER_RULE
 from inferwatch.store.tsdb import SeriesStore
 
 
-def _sees(rule: Rule, metric: str, labels: Labels) -> bool:
-    """Whether a selector of ``rule`` (its expression or a template's query literal) matches
-    the series (``metric``, ``labels``); a selector without a metric name always may."""
-    queries = (rule.query, *rule.query_literals) if isinstance(rule, AlertingRule) else ()
+def _sees(rule: Rule, metric: str, labels: Labels, *, templates: bool = True) -> bool:
+    """Whether a selector of ``rule`` (its expression, or with ``templates`` a template's query
+    literal too) matches the series (``metric``, ``labels``); a selector without a metric name
+    always may."""
+    literals = rule.query_literals if templates and isinstance(rule, AlertingRule) else ()
     values = {**dict(labels), "__name__": metric}
-    for query in queries or (rule.query,):
+    for query in (rule.query, *literals):
         for found in selectors(query.ast):
             sel = found.selector if isinstance(found, MatrixSelector) else found
             if sel.name is not None and sel.name != metric:
@@ -112,6 +115,14 @@ class RuleManager:
         self._absent_names: dict[RuleGroup, frozenset[str] | None] = {}
         self._pure_rules: dict[RuleKey, bool] = {}
         self._selections = cache_for(store, options)
+        selections = self._selections
+        self._partial = (
+            Partial(store, options, selections, self.external_labels, external_url,
+                    self._expansions)
+            if options.plan and isinstance(selections, SelectionCache)
+            else None
+        )  # fmt: skip
+        self._parts: dict[tuple[RuleGroup, int], Part | None] = {}
         self._restore: dict[RuleKey, list[Alert]] = {}
         self._saved_at = 0.0
         self.swap(rule_set, 0.0)
@@ -144,6 +155,7 @@ class RuleManager:
         self._rule_set = rule_set
         self._reading = {}
         self._touched = {}
+        self._parts = {}
         self._plans = {group: self._plan(group) for group in rule_set.groups}
         self._absent_names = {group: _absent_names(group) for group in rule_set.groups}
         self._empty_at: dict[RuleGroup, tuple[int, bool]] = {}
@@ -241,15 +253,44 @@ class RuleManager:
         found = self._touched[key] = _touching(group, metric, labels)
         return found
 
+    def partition(self, group: RuleGroup, index: int, metric: str, labels: Labels) -> Pairs | None:
+        """The partition of the changed series (``metric``, ``labels``) within which rule
+        ``index`` of ``group`` can be judged (``rules.partial``); None: judge the whole rule
+        (it mixes series, records, or its expression does not read this series: a template's
+        query does)."""
+        if self._partial is None:
+            return None
+        key = (group, index)
+        if key not in self._parts:
+            rule = group.rules[index]
+            part = partition_of(rule) if isinstance(rule, AlertingRule) else None
+            self._parts[key] = part
+        part = self._parts[key]
+        if part is None or not _sees(group.rules[index], metric, labels, templates=False):
+            return None
+        pairs = part.pairs(labels)
+        if pairs is None or not any(value for _, value in pairs):
+            return None  # only labels the series lacks: no index narrows that partition
+        return pairs
+
     def evaluate_rules(
-        self, group: RuleGroup, t: float, only: frozenset[int]
+        self,
+        group: RuleGroup,
+        t: float,
+        only: frozenset[int],
+        within: Mapping[int, frozenset[Pairs]] | None = None,
     ) -> list[AlertTransition]:
         """Evaluate some alerting rules of a group now (a series they read changed); the
-        group's own schedule is not moved."""
-        return list(self.evaluate_group_outcome(group, t, only).transitions)
+        group's own schedule is not moved. ``within``: for some of them, the partitions that
+        changed (``partition``): those are judged there only."""
+        return list(self.evaluate_group_outcome(group, t, only, within).transitions)
 
     def evaluate_group_outcome(
-        self, group: RuleGroup, t: float, only: frozenset[int] | None = None
+        self,
+        group: RuleGroup,
+        t: float,
+        only: frozenset[int] | None = None,
+        within: Mapping[int, frozenset[Pairs]] | None = None,
     ) -> GroupOutcome:
         plan = (self._plans.get(group) if self.options.plan else None) or self._plan(group)
         if only is None and self._nothing_to_read(group, plan):
@@ -271,6 +312,12 @@ class RuleManager:
                 state.health, state.last_error, state.last_eval = "ok", "", t
                 continue
             failure = ""
+            parts = within.get(index) if within else None
+            moved = self._within(group, rule, state, (float(ts), t), parts, query, errors)
+            if moved is not None:
+                transitions.extend(moved)
+                ctx.forget()  # later rules read the ALERTS series written now
+                continue
             try:
                 # promql.evaluate, one Ctx per group
                 vec = ev.as_vector(rule.query.runner(self.options)(ctx))
@@ -351,6 +398,47 @@ class RuleManager:
         if self.options.plan and self._pure(rule):
             labels = frozenset(c.labels for c in found)
             state.held = Held(result or signature(vec), labels, tuple(rows))
+        return out
+
+    def _within(
+        self,
+        group: RuleGroup,
+        rule: Rule,
+        state: _RuleState,
+        at: tuple[float, float],
+        parts: frozenset[Pairs] | None,
+        query: Callable[[str], QueryResult],
+        errors: list[RuleError],
+    ) -> list[AlertTransition] | None:
+        """The rule judged within ``parts`` only, at ``at`` (query time, evaluation time);
+        None when it must be judged whole: alerts being restored, a rule that failed last
+        time, too many partitions, or anything :meth:`Partial.candidates` refuses."""
+        ts, t = at
+        if (
+            not parts
+            or not isinstance(rule, AlertingRule)
+            or self._partial is None
+            or self._restore
+            or state.health != "ok"
+            or len(parts) > MAX_PARTS
+            or state.alerts is None
+        ):
+            return None
+        found = self._partial.candidates(rule, ts, parts, query)
+        if found is None:
+            return None
+        limit = group.limit or self.alert_limit
+        state.held = None  # what it held was a whole evaluation's
+        state.health, state.last_error, state.last_eval = "ok", "", t
+        try:
+            out = state.alerts.apply(found, t, rule.for_s, rule.keep_firing_for_s, limit,
+                                     self.resolved_retention_s, scope=scope(parts))  # fmt: skip
+        except LimitExceeded as exc:  # as a whole evaluation: nothing written, the error kept
+            self.store.count_dropped(ALERTS_PER_RULE, rule.name, (), exc.found)
+            state.health, state.last_error = "err", str(exc)
+            errors.append(RuleError(group.file, group.name, rule.name, t, str(exc)))
+            return exc.transitions
+        state.outputs.write(self.store, ev.alert_rows(rule, state.alerts.active(), self.series), t)
         return out
 
     def _pure(self, rule: AlertingRule) -> bool:
