@@ -139,6 +139,8 @@ class Daemon:
         self._snapshot_queued = False
         self._snapshot_mono = -math.inf
         self._background: set[asyncio.Future[None]] = set()
+        self._sending: set[asyncio.Future[None]] = set()  # notify ticks kicked by transitions
+        self.rules.settle = self._sent
         self._reload = asyncio.Event()
         self._reload_lock = asyncio.Lock()
         self.reload_problem: str | None = None  # the last failed reload's problems, until one works
@@ -498,8 +500,16 @@ class Daemon:
     def _kick_notify(self) -> None:
         """A transition should not wait for the next tick: group_wait 0 means now."""
         task = asyncio.ensure_future(self._notify_tick())
-        self._background.add(task)
-        task.add_done_callback(self._background.discard)
+        for held in (self._background, self._sending):
+            held.add(task)
+            task.add_done_callback(held.discard)
+
+    async def _sent(self, timeout: float) -> None:
+        """Wait (at most ``timeout`` seconds) for the notifications kicked by the transitions
+        delivered so far: the rules hold their next evaluation back until then."""
+        await asyncio.sleep(0)  # the kick is scheduled with the transitions: let it start
+        if self._sending:
+            await asyncio.wait(set(self._sending), timeout=timeout)
 
     async def _notify_tick(self) -> None:
         if self.notify is None:

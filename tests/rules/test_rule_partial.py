@@ -15,6 +15,7 @@ from inferwatch.clock import FakeClock
 from inferwatch.labels import Labels, make_labels
 from inferwatch.promql import index as promql_index
 from inferwatch.rules import partial as rules_partial
+from inferwatch.rules import service as rules_service
 from inferwatch.rules.evaluator import RuleManager
 from inferwatch.rules.loader import load_rule_files, load_rule_text
 from inferwatch.rules.ruleset import RuleSet
@@ -271,3 +272,54 @@ def test_a_groups_alerts_go_out_before_the_next_group_reading_the_change_runs() 
 
     asyncio.run(main())
     assert order == ["FellOff", "sent FellOff", "Counted", "sent Counted"]
+
+
+@pytest.mark.parametrize("send_s", [0.03, None])
+def test_the_next_group_waits_for_the_notifications_to_leave_at_most_a_bound(
+    monkeypatch: pytest.MonkeyPatch, send_s: float | None
+) -> None:
+    """With a ``settle`` hook (the daemon's: its notify ticks in flight), the next group runs
+    once the first group's notification has left, however long that takes, up to
+    SETTLE_MAX_S; a notification that never leaves holds it back no longer."""
+    monkeypatch.setattr(rules_service, "SETTLE_MAX_S", 0.2)
+    store, clock = host(10)
+    service = RuleService(store, clock, [], external_labels={}, state_dir=None)
+    service.manager = manager(store, TWO_GROUPS)
+    store.on_change(service.on_change)
+    order: list[str] = []
+    sending: set[asyncio.Future[None]] = set()
+    done = asyncio.Event()
+
+    async def send(name: str) -> None:
+        await asyncio.sleep(send_s if send_s is not None else 3600.0)
+        order.append(f"sent {name}")
+
+    def sink(transitions: list[AlertTransition]) -> None:
+        for t in transitions:
+            order.append(t.alert.name)
+            if t.alert.name == "Counted":
+                done.set()
+            else:
+                sending.add(asyncio.ensure_future(send(t.alert.name)))
+
+    async def settle(timeout: float) -> None:
+        await asyncio.wait(set(sending), timeout=timeout)
+
+    service.sink = sink
+    service.settle = settle
+
+    async def main() -> float:
+        loop = asyncio.get_running_loop()
+        started = loop.time()
+        xid_at(store, clock, 4, 400.0)
+        await asyncio.wait_for(done.wait(), 5.0)
+        for task in sending:
+            task.cancel()
+        return loop.time() - started
+
+    took = asyncio.run(main())  # (wait_for bounds it: a wait that never ends fails there)
+    if send_s is not None:
+        assert order == ["FellOff", "sent FellOff", "Counted"]
+    else:
+        assert order == ["FellOff", "Counted"]
+        assert took >= 0.2  # it did wait, the bound long

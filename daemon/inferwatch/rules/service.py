@@ -10,7 +10,7 @@ state across restarts, and hands every transition to the notification sink.
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Callable, Iterable
+from collections.abc import Awaitable, Callable, Iterable
 from pathlib import Path
 from typing import Any
 
@@ -32,10 +32,17 @@ RELOAD_OK = "inferwatch_rules_last_reload_success"
 RELOAD_AT = "inferwatch_rules_last_reload_success_timestamp_seconds"
 EVAL_SECONDS = "inferwatch_rules_evaluation_duration_seconds"
 TRANSITIONS = "inferwatch_alert_transitions_total"
+SETTLE_MAX_S = 0.1
+"""After an event-driven evaluation delivered alerts, the next group reading the change waits
+for their notifications to leave (``RuleService.settle``), at most this long."""
 SEND_FIRST_S = 0.01
-"""After an event-driven evaluation delivered alerts, the next group waits this long."""
+"""The same wait without a ``settle`` hook (a service without notifications)."""
 LEGACY_STATE_FILE = "alerts.json"  # earlier versions kept alert state apart from the snapshot
 Sink = Callable[[list[AlertTransition]], None]
+Step = tuple[RuleGroup, dict[int, set[Pairs] | None] | None]
+"""A group to evaluate for a change: its rules with the partitions changed (None: whole)."""
+Settle = Callable[[float], Awaitable[None]]
+"""Wait, at most the seconds given, until the notifications of delivered alerts have left."""
 
 
 class RuleService:
@@ -55,6 +62,8 @@ class RuleService:
         self.patterns = list(patterns)
         self.state_dir = state_dir
         self.sink = sink
+        self.settle: Settle | None = None
+        self._steps: set[asyncio.Task[None]] = set()
         self.problems: list[Problem] = []
         self.files: list[str] = []
         self.manager = RuleManager(RuleSet(), store, external_labels, external_url=external_url)
@@ -154,9 +163,7 @@ class RuleService:
                         parts.add(pairs)
         self._evaluate_steps([(g, plan[g]) for g in self.manager.rule_set.groups if g in plan])
 
-    def _evaluate_steps(
-        self, steps: list[tuple[RuleGroup, dict[int, set[Pairs] | None] | None]]
-    ) -> None:
+    def _evaluate_steps(self, steps: list[Step]) -> None:
         """Evaluate the first group of ``steps``, deliver its alerts, and leave the other
         groups to the next loop turn: the notification of a fault one group found goes out
         before a slower group reading the same series has run."""
@@ -181,7 +188,16 @@ class RuleService:
                 return
             # A notification takes a few loop turns to reach the network; the next group's
             # evaluation would hold them back (a group over a thousand series: ~10 ms).
-            loop.call_later(SEND_FIRST_S if delivered else 0.0, self._evaluate_steps, steps[1:])
+            if delivered and self.settle is not None:
+                task = loop.create_task(self._after(self.settle(SETTLE_MAX_S), steps[1:]))
+                self._steps.add(task)
+                task.add_done_callback(self._steps.discard)
+            else:
+                loop.call_later(SEND_FIRST_S if delivered else 0.0, self._evaluate_steps, steps[1:])
+
+    async def _after(self, sent: Awaitable[None], steps: list[Step]) -> None:
+        await sent
+        self._evaluate_steps(steps)
 
     def _timed(self, run: Callable[[], list[AlertTransition]]) -> int:
         """Run an evaluation and deliver its transitions; returns how many."""
