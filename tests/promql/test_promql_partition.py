@@ -186,3 +186,38 @@ def test_a_partition_reads_only_its_own_series() -> None:
     assert isinstance(found, list)
     assert [dict(s.labels)["pci_bus_id"] for s in found] == ["0000:0007:00.0"]
     assert narrow.read <= 3  # the partition's one series, once per selector
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        'xid_total{xid="79"}',
+        "xid_total",
+        'xid_total{pci_bus_id=~"0000:00(0[0-9]).*"}',
+        '{__name__=~"xid_total|gpu_up", xid!="31"}',
+        "gpu_up",
+        "missing",
+    ],
+)
+def test_a_partition_selects_what_filtering_the_whole_selection_would(text: str) -> None:
+    """Within (through the family index, or the whole selection for a selector without a
+    metric name) against the whole selection filtered by the partition's pairs, while the
+    store grows between selections; a pair with an empty value asks for the label's absence."""
+    rng = random.Random(text)
+    store = SeriesStore(FakeClock(0.0), retention_s=math.inf)
+    cache = SelectionCache()
+    sel = load(text).ast
+    assert isinstance(sel, VectorSelector)
+    for _ in range(4):
+        for _ in range(30):
+            k = rng.randrange(12)
+            labels = {"pci_bus_id": f"0000:{k:04x}:00.0", "xid": rng.choice(("79", "31"))}
+            if rng.random() < 0.3:
+                labels["job"] = "node"
+            store.set(rng.choice(("xid_total", "gpu_up")), make_labels(labels), 1.0, 0.0)
+        for k in range(12):
+            for job in ("", "node"):
+                pairs = (("job", job), ("pci_bus_id", f"0000:{k:04x}:00.0"))
+                narrow = Within(cache, pairs).series(store, sel)
+                whole = [s for s in cache.series(store, sel) if within(pairs, s.labels)]
+                assert narrow == whole, (pairs, text)
