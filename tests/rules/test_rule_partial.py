@@ -274,6 +274,33 @@ def test_a_groups_alerts_go_out_before_the_next_group_reading_the_change_runs() 
     assert order == ["FellOff", "sent FellOff", "Counted", "sent Counted"]
 
 
+def test_a_wait_that_fails_still_lets_the_next_group_run() -> None:
+    store, clock = host(10)
+    service = RuleService(store, clock, [], external_labels={}, state_dir=None)
+    service.manager = manager(store, TWO_GROUPS)
+    store.on_change(service.on_change)
+    order: list[str] = []
+    done = asyncio.Event()
+
+    def sink(transitions: list[AlertTransition]) -> None:
+        order.extend(t.alert.name for t in transitions)
+        if len(order) == 2:
+            done.set()
+
+    async def settle(_timeout: float) -> None:
+        raise RuntimeError("the notifier is gone")
+
+    service.sink = sink
+    service.settle = settle
+
+    async def main() -> None:
+        xid_at(store, clock, 4, 400.0)
+        await asyncio.wait_for(done.wait(), 5.0)
+
+    asyncio.run(main())
+    assert order == ["FellOff", "Counted"]
+
+
 @pytest.mark.parametrize("send_s", [0.03, None])
 def test_the_next_group_waits_for_the_notifications_to_leave_at_most_a_bound(
     monkeypatch: pytest.MonkeyPatch, send_s: float | None

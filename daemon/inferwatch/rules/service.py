@@ -196,7 +196,10 @@ class RuleService:
                 loop.call_later(SEND_FIRST_S if delivered else 0.0, self._evaluate_steps, steps[1:])
 
     async def _after(self, sent: Awaitable[None], steps: list[Step]) -> None:
-        await sent
+        try:
+            await sent
+        except Exception as exc:  # the wait is a courtesy to the notifier: the rules still run
+            log.warning("waiting for notifications to leave failed", error=repr(exc))
         self._evaluate_steps(steps)
 
     def _timed(self, run: Callable[[], list[AlertTransition]]) -> int:
