@@ -100,10 +100,7 @@ class SelectionCache:
         self._replaced = 0
 
     def series(self, store: SeriesStore, sel: VectorSelector) -> list[Series]:
-        if store.replaced != self._replaced:  # a held series object was swapped: start afresh
-            self._entries.clear()
-            self._families.clear()
-            self._replaced = store.replaced
+        self._follow(store)
         hit = self._entries.get(sel.key)
         generation = store.generation
         if hit is not None and hit[0] == generation:
@@ -157,11 +154,14 @@ class SelectionCache:
 
     def family_index(self, store: SeriesStore, name: str, size: int) -> _FamilyIndex:
         """The family's index, grown (or built) to its ``size`` members, in the family's order."""
-        if store.replaced != self._replaced:  # as in series(): held objects were swapped
+        self._follow(store)
+        return self._index(store, name, size)
+
+    def _follow(self, store: SeriesStore) -> None:
+        if store.replaced != self._replaced:  # a held series object was swapped: start afresh
             self._entries.clear()
             self._families.clear()
             self._replaced = store.replaced
-        return self._index(store, name, size)
 
     def _index(self, store: SeriesStore, name: str, size: int) -> _FamilyIndex:
         index = self._families.get(name)

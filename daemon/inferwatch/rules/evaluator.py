@@ -28,10 +28,11 @@ from inferwatch.promql.context import Ctx
 from inferwatch.promql.engine import DEFAULT_OPTIONS, EvalError, EvalOptions, Vector
 from inferwatch.promql.index import SelectionCache, cache_for
 from inferwatch.promql.partition import Pairs, Part
+from inferwatch.rules import partial
 from inferwatch.rules import rule_eval as ev
 from inferwatch.rules.alert_hold import Held, pure, signature
 from inferwatch.rules.outputs import RuleOutputs
-from inferwatch.rules.partial import MAX_PARTS, Partial, partition_of, scope
+from inferwatch.rules.partial import MAX_PARTS, partition_of, scope
 from inferwatch.rules.rule_status import GroupOutcome, RuleError, RuleStatus
 from inferwatch.rules.ruleset import AlertingRule, Rule, RuleGroup, RuleSet
 from inferwatch.store.limits import ALERTS_PER_RULE
@@ -116,12 +117,8 @@ class RuleManager:
         self._pure_rules: dict[RuleKey, bool] = {}
         self._selections = cache_for(store, options)
         selections = self._selections
-        self._partial = (
-            Partial(store, options, selections, self.external_labels, external_url,
-                    self._expansions)
-            if options.plan and isinstance(selections, SelectionCache)
-            else None
-        )  # fmt: skip
+        # the cache events are judged within partitions through (rules.partial): plan only
+        self._partial = selections if isinstance(selections, SelectionCache) else None
         self._parts: dict[tuple[RuleGroup, int], Part | None] = {}
         self._restore: dict[RuleKey, list[Alert]] = {}
         self._saved_at = 0.0
@@ -412,7 +409,7 @@ class RuleManager:
     ) -> list[AlertTransition] | None:
         """The rule judged within ``parts`` only, at ``at`` (query time, evaluation time);
         None when it must be judged whole: alerts being restored, a rule that failed last
-        time, too many partitions, or anything :meth:`Partial.candidates` refuses."""
+        time, too many partitions, or anything ``partial.candidates_within`` refuses."""
         ts, t = at
         if (
             not parts
@@ -424,7 +421,11 @@ class RuleManager:
             or state.alerts is None
         ):
             return None
-        found = self._partial.candidates(rule, ts, parts, query)
+        expansions, outside = self._expansions, (self.external_labels, self.external_url)
+        found = partial.candidates_within(
+            rule, parts, self.options, partial.reading(self.store, ts, self.options, self._partial),
+            lambda vec: ev.candidates(rule, vec, *outside, query, expansions),
+        )  # fmt: skip
         if found is None:
             return None
         limit = group.limit or self.alert_limit

@@ -20,14 +20,13 @@ failed evaluation in Prometheus.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Collection, Mapping
+from collections.abc import Callable, Collection
 
 from inferwatch.alerts.lifecycle import Candidate
 from inferwatch.alerts.model import ALERTNAME
-from inferwatch.gotemplate.templates import QueryResult
 from inferwatch.labels import Labels
 from inferwatch.promql.context import Ctx
-from inferwatch.promql.engine import EvalOptions
+from inferwatch.promql.engine import EvalOptions, Vector
 from inferwatch.promql.index import SelectionCache, Within
 from inferwatch.promql.partition import Pairs, Part, partition_labels, within
 from inferwatch.rules import rule_eval as ev
@@ -43,51 +42,38 @@ def partition_of(rule: AlertingRule) -> Part:
     return partition_labels(rule.query.ast).without((ALERTNAME, *(n for n, _ in rule.labels)))
 
 
-class Partial:
-    """What judging a rule within partitions needs from the rule manager, fixed per manager."""
-
-    def __init__(
-        self,
-        store: SeriesStore,
-        options: EvalOptions,
-        cache: SelectionCache,
-        external_labels: Mapping[str, str],
-        external_url: str,
-        expansions: ev.Expansions,
-    ) -> None:
-        self.store = store
-        self.options = options
-        self.cache = cache
-        self.external_labels = external_labels
-        self.external_url = external_url
-        self.expansions = expansions
-
-    def candidates(
-        self,
-        rule: AlertingRule,
-        ts: float,
-        parts: Collection[Pairs],
-        query: Callable[[str], QueryResult],
-    ) -> list[Candidate] | None:
-        """The rule's candidates within ``parts`` at ``ts``; None: judge the whole rule."""
-        out: list[Candidate] = []
-        seen: set[Labels] = set()
-        run = rule.query.runner(self.options)
-        for pairs in parts:
-            ctx = Ctx(self.store, ts, self.options, Within(self.cache, pairs))
-            try:
-                vec = ev.as_vector(run(ctx))
-                found = ev.candidates(rule, vec, self.external_labels, self.external_url,
-                                      query, self.expansions)  # fmt: skip
-            except Exception:  # the whole evaluation meets it again, and records it
+def candidates_within(
+    rule: AlertingRule,
+    parts: Collection[Pairs],
+    options: EvalOptions,
+    read: Callable[[Pairs], Ctx],
+    expand: Callable[[Vector], list[Candidate]],
+) -> list[Candidate] | None:
+    """The rule's candidates within ``parts``: its query run with ``read(pairs)`` (an
+    evaluation's Ctx cut to the partition, :func:`reading`) and the result expanded as a whole
+    evaluation's would be (``expand``); None: judge the whole rule."""
+    out: list[Candidate] = []
+    seen: set[Labels] = set()
+    run = rule.query.runner(options)
+    for pairs in parts:
+        try:
+            found = expand(ev.as_vector(run(read(pairs))))
+        except Exception:  # the whole evaluation meets it again, and records it
+            return None
+        for c in found:
+            if not within(pairs, c.labels):
                 return None
-            for c in found:
-                if not within(pairs, c.labels):
-                    return None
-                if c.labels not in seen:  # partitions of different label sets may overlap
-                    seen.add(c.labels)
-                    out.append(c)
-        return out
+            if c.labels not in seen:  # partitions of different label sets may overlap
+                seen.add(c.labels)
+                out.append(c)
+    return out
+
+
+def reading(
+    store: SeriesStore, ts: float, options: EvalOptions, cache: SelectionCache
+) -> Callable[[Pairs], Ctx]:
+    """An evaluation at ``ts`` whose selectors see one partition's series only."""
+    return lambda pairs: Ctx(store, ts, options, Within(cache, pairs))
 
 
 def scope(parts: Collection[Pairs]) -> Callable[[Labels], bool]:
@@ -95,4 +81,4 @@ def scope(parts: Collection[Pairs]) -> Callable[[Labels], bool]:
     return lambda labels: any(within(pairs, labels) for pairs in parts)
 
 
-__all__ = ["MAX_PARTS", "Partial", "partition_of", "scope"]
+__all__ = ["MAX_PARTS", "candidates_within", "partition_of", "reading", "scope"]
