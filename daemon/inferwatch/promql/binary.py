@@ -371,6 +371,11 @@ class _Matcher:
     def __call__(self, lhs: Vector, rhs: Vector) -> Vector:
         if not lhs or not rhs:
             return []
+        if len(lhs) == 1 and len(rhs) == 1:
+            return self._one_each(lhs[0], rhs[0])
+        return self._general(lhs, rhs)
+
+    def _general(self, lhs: Vector, rhs: Vector) -> Vector:
         card = self.matching.card
         if card is Cardinality.ONE_TO_MANY:
             lhs, rhs = rhs, lhs
@@ -393,15 +398,8 @@ class _Matcher:
                 if card is Cardinality.ONE_TO_MANY
                 else (s.value, other.value)
             )
-            if self.cmp is not None:
-                kept = self.cmp(vl, vr)
-                value = vl
-            else:
-                assert self.arith is not None
-                kept, value = True, self.arith(vl, vr)
-            if self.return_bool:
-                value = 1.0 if kept else 0.0
-            elif not kept:
+            value = self._operate(vl, vr)
+            if value is None:
                 continue
             metric = self._result_metric(s, other)
             done = seen.get(key)
@@ -423,3 +421,31 @@ class _Matcher:
             out.append(Sample(metric[0], metric[1], value))
         check_unique(out)
         return out
+
+    def _one_each(self, left: Sample, right: Sample) -> Vector:
+        """What the general path gives for one element on each side (the usual case of a rule
+        comparing an engine's series with its threshold): no duplicate can arise, so only the
+        match, the operation and the result's labels remain."""
+        if self.sig(left) != self.sig(right):
+            return []
+        value = self._operate(left.value, right.value)
+        if value is None:
+            return []
+        if self.matching.card is Cardinality.ONE_TO_MANY:
+            name, labels = self._result_metric(right, left)
+        else:
+            name, labels = self._result_metric(left, right)
+        return [Sample(name, labels, value)]
+
+    def _operate(self, vl: float, vr: float) -> float | None:
+        """The result's value for the matched pair (left and right operand values), or None
+        when a filtering comparison drops it."""
+        if self.cmp is not None:
+            kept = self.cmp(vl, vr)
+            value = vl
+        else:
+            assert self.arith is not None
+            kept, value = True, self.arith(vl, vr)
+        if self.return_bool:
+            return 1.0 if kept else 0.0
+        return value if kept else None
