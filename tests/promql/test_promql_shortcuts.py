@@ -1,6 +1,7 @@
 """Evaluation shortcuts that must not change any result or error: skipping the right operand of
 ``and``/``unless``/matching operators when the left is empty and the right cannot fail, running
-the cheaper side of an ``and`` first, skipping an expression while none of the metrics it reads
+the cheaper side of an ``and`` first (or, of sides of alike cost, the one that decided last time),
+skipping an expression while none of the metrics it reads
 exists, and dropping staleness markers from windows by their bit pattern."""
 
 from __future__ import annotations
@@ -278,6 +279,76 @@ def test_the_cheap_side_runs_first_when_the_other_fails_only_as_probed(
     with pytest.raises(EvalError, match="duplicate series"):
         evaluate(query, store, 30.0)  # n offset 1m is empty, and the left side fails
     assert reads == ["m", "m"]
+
+
+def test_the_side_that_decided_runs_first_when_costs_are_alike(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """``max_over_time(m[1m]) > 0 and on(job) max_over_time(n[1m]) > 0``: the left side runs
+    first as written; once the right side was the empty one, it runs first (the left window
+    is not read while it stays empty); when the left side is the empty one again, the order
+    turns back."""
+    query = load("max_over_time(m[1m]) > 0 and on(job) max_over_time(n[1m]) > 0")
+    reads = _window_reads(monkeypatch)
+    store = SeriesStore(FakeClock(0.0))
+    job = make_labels({"job": "a"})
+
+    def at(t: float, m: float, n: float) -> Vector:  # 70 s apart: a window holds one sample
+        store.set("m", job, m, t)
+        store.set("n", job, n, t)
+        reads.clear()
+        return evaluate(query, store, t)  # type: ignore[return-value]
+
+    assert at(0.0, 1.0, 0.0) == [] and reads == ["m", "n"]  # as written; the right decided
+    assert at(70.0, 1.0, 0.0) == [] and reads == ["n"]  # the right side first now
+    assert at(140.0, 0.0, 1.0) == [] and reads == ["n", "m"]  # the left side decided
+    assert at(210.0, 0.0, 1.0) == [] and reads == ["m"]  # and runs first again
+    assert len(at(280.0, 2.0, 3.0)) == 1 and reads == ["m", "n"]
+
+
+def test_a_much_cheaper_side_stays_first(monkeypatch: pytest.MonkeyPatch) -> None:
+    """``quantile_over_time(…) and on(job) n offset 1m == 10``: an empty quantile after a true
+    check does not put the window first (it would be read at every step of a busy engine,
+    while the check alone is empty there)."""
+    query = load("quantile_over_time(0.5, m[5m]) > 5 and on(job) n offset 1m == 10")
+    reads = _window_reads(monkeypatch)
+    store = _store()
+    store.set("n", make_labels({"job": "a"}), 10.0, 60.0)
+    assert evaluate(query, store, 60.0) == [] and reads == ["m"]  # check true, quantile empty
+    reads.clear()
+    assert evaluate(query, store, 500.0) == [] and reads == []  # n offset 1m empty: m unread
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.lists(st.tuples(st.sampled_from([0.0, 1.0, 2.0]), st.sampled_from([0.0, 1.0, 2.0]),
+                          st.booleans()), min_size=1, max_size=12))  # fmt: skip
+def test_any_order_gives_what_both_sides_evaluated_give(
+    steps: list[tuple[float, float, bool]],
+) -> None:
+    """A sequence of evaluations of one compiled query, the order turning as the data goes,
+    against the plain path (both sides always evaluated, as Prometheus does): the same samples,
+    and the same error when the left side fails (a duplicate ``job`` among ``two``)."""
+    text = "max_over_time(m[1m]) >= on(job) group_left() two and on(job) last_over_time(n[1m]) > 0"
+    fast, plain = load(text), load(text)
+    store = SeriesStore(FakeClock(0.0))
+    job = make_labels({"job": "a"})
+    store.set("two", job, 1.0, 0.0)
+    for i, (m, n, duplicate) in enumerate(steps):
+        t = 10.0 * (i + 1)
+        store.set("m", job, m, t)
+        store.set("n", job, n, t)
+        store.set("two", job, 1.0, t)
+        if duplicate:
+            store.set("two", make_labels({"job": "a", "x": str(i)}), 1.0, t)
+        outcomes: list[object] = []
+        for query, options in ((fast, DEFAULT_OPTIONS), (plain, PLAIN_OPTIONS)):
+            try:
+                found = evaluate(query, store, t, options)
+                assert isinstance(found, list)
+                outcomes.append(sorted(found))
+            except EvalError as exc:
+                outcomes.append(str(exc))
+        assert outcomes[0] == outcomes[1]
 
 
 def _reference(ts: array[float], vs: array[float]) -> tuple[array[float], array[float]]:

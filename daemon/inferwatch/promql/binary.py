@@ -98,13 +98,13 @@ def build_vector_binary(node: Binary, c: Compiler) -> VectorFn:
         return lambda ctx: _or(lhs(ctx), rhs(ctx), sig)
     if not c.options.plan:
         return _both_sides(node, lhs, rhs, matching, sig)
+    if node.op == "and" and cannot_fail(node.rhs):
+        probe = None if cannot_fail(node.lhs) else failure_probe(node.lhs, c)
+        if probe is not None or cannot_fail(node.lhs):
+            first = much_cheaper(node.rhs, node.lhs)
+            turns = not first and not much_cheaper(node.lhs, node.rhs)
+            return _deciding_side_first(lhs, rhs, sig, probe, right_first=first, turns=turns)
     if node.op == "and":
-        if cannot_fail(node.rhs) and much_cheaper(node.rhs, node.lhs):
-            if cannot_fail(node.lhs):
-                return _cheap_side_first(lhs, rhs, sig)
-            probe = failure_probe(node.lhs, c)
-            if probe is not None:
-                return _cheap_side_first(lhs, rhs, sig, probe)
         op: Callable[[Vector, Vector], Vector] = lambda a, b: _and(a, b, sig)  # noqa: E731
     elif node.op == "unless":
         op = lambda a, b: _unless(a, b, sig)  # noqa: E731
@@ -205,20 +205,44 @@ def _set_probe(node: Binary, c: Compiler) -> Probe | None:
     return lambda ctx: first(ctx) or second(ctx)
 
 
-def _cheap_side_first(
-    lhs: VectorFn, rhs: VectorFn, sig: Signature, probe: Probe | None = None
+def _deciding_side_first(
+    lhs: VectorFn,
+    rhs: VectorFn,
+    sig: Signature,
+    probe: Probe | None,
+    *,
+    right_first: bool,
+    turns: bool,
 ) -> VectorFn:
-    """``lhs and rhs`` with the cheaper right side run first: it cannot fail, so when it is
-    empty the left side matters only for an error, which it can raise only as ``probe``
-    finds (no probe: it cannot fail)."""
+    """``lhs and rhs`` with either side first: ``rhs`` cannot fail, so when it is empty the
+    left side matters only for an error, which it can raise only as ``probe`` finds (no probe:
+    it cannot fail); when the left side is empty the right one cannot change the result. The
+    much cheaper side runs first (``right_first``: the right one); with sides of comparable
+    cost (``turns``), the one that decided the last empty result does: the order turns when the
+    second side ran and was the empty one (an engine's recent reports checked in turn: the
+    first condition that fails on a busy engine is soon the one checked first). A side that
+    costs much more never goes first: it could stay there, empty, while the cheap side would
+    have been empty too. The result is the same in every order."""
 
     def run(ctx: Ctx) -> Vector:
+        nonlocal right_first
+        if right_first:
+            right = rhs(ctx)
+            if not right:
+                if probe is not None and probe(ctx):
+                    lhs(ctx)  # raises as Prometheus would
+                return []
+            left = lhs(ctx)
+            if not left and turns:
+                right_first = False
+            return _and(left, right, sig)
+        left = lhs(ctx)
+        if not left:
+            return []
         right = rhs(ctx)
-        if right:
-            return _and(lhs(ctx), right, sig)
-        if probe is not None and probe(ctx):
-            lhs(ctx)  # raises as Prometheus would
-        return []
+        if not right and turns:
+            right_first = True
+        return _and(left, right, sig)
 
     return run
 
