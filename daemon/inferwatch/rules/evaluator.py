@@ -310,7 +310,7 @@ class RuleManager:
             moved = (
                 self._within(group, rule, state, (float(ts), t), parts, query, errors)
                 if parts
-                else None  # (a scheduled evaluation: the whole rule)
+                else None  # no partition (a scheduled evaluation): the whole rule
             )
             if moved is not None:
                 transitions.extend(moved)
