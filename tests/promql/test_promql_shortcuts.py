@@ -1,8 +1,8 @@
 """Evaluation shortcuts that must not change any result or error: skipping the right operand of
 ``and``/``unless``/matching operators when the left is empty and the right cannot fail, running
 the cheaper side of an ``and`` first (or, of sides of alike cost, the one that decided last time),
-skipping an expression while none of the metrics it reads
-exists, and dropping staleness markers from windows by their bit pattern."""
+skipping an expression while none of the metrics it reads exists, and dropping staleness markers
+from windows by their bit pattern."""
 
 from __future__ import annotations
 
