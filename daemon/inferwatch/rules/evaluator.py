@@ -184,9 +184,13 @@ class RuleManager:
             return True  # none of the metrics the group reads exists
         return all(self._expr_empty(group, index, rule) for index, rule, _ in plan)
 
+    def _stays_empty(self, group: RuleGroup, index: int, rule: Rule, state: _RuleState) -> bool:
+        """Whether evaluating this rule now is sure to change nothing: its expression is empty
+        without error while some metrics do not exist (``promql.absent.empty_without``), and it
+        holds no alert or written series. Judged again whenever a series is created."""
+        return _holds_nothing(state) and self._expr_empty(group, index, rule)
+
     def _expr_empty(self, group: RuleGroup, index: int, rule: Rule) -> bool:
-        """Whether the rule's expression is empty without error while some metrics do not exist
-        (``promql.absent.empty_without``); judged again whenever a series is created."""
         generation = self.store.generation
         key = (group, index)
         known = self._rule_empty.get(key)
@@ -301,17 +305,12 @@ class RuleManager:
         for index, rule, state in plan:
             if only is not None and index not in only:
                 continue
-            # Sure to change nothing: empty over missing metrics, holding no alert or series.
-            if quiet and _holds_nothing(state) and self._expr_empty(group, index, rule):
+            if quiet and self._stays_empty(group, index, rule, state):
                 state.health, state.last_error, state.last_eval = "ok", "", t
                 continue
             failure = ""
             parts = within.get(index) if within else None
-            moved = (
-                self._within(group, rule, state, (float(ts), t), parts, query, errors)
-                if parts
-                else None  # no partition (a scheduled evaluation): the whole rule
-            )
+            moved = self._within(group, rule, state, (float(ts), t), parts, query, errors)
             if moved is not None:
                 transitions.extend(moved)
                 ctx.forget()  # later rules read the ALERTS series written now
