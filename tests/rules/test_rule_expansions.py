@@ -112,3 +112,53 @@ def test_a_query_template_is_expanded_again_only_for_another_answer(
         seen.append(dict(alert.annotations)["other"])
     assert seen == ["0", "0", "-0", "-0", "7"]
     assert expanded == ["0", "-0", "7"]  # -0 is another answer than 0: it prints otherwise
+
+
+PENDING = """
+groups:
+  - name: g
+    rules:
+      - alert: Big
+        expr: x > 0
+        for: 5m
+        annotations:
+          value: "{{ $value }} {{ $labels.job }}"
+          other: '{{ with query "y" }}{{ . | first | value }}{{ end }}'
+"""
+
+
+def test_annotations_without_query_wait_until_read_and_keep_their_evaluation(
+    monkeypatch: pytest.MonkeyPatch, eval_options: EvalOptions
+) -> None:
+    """A pending alert's summary with ``$value`` changes at every evaluation and is rarely
+    read: it is expanded when read, from what its evaluation saw. A template that queries is
+    expanded at its evaluation (the store moves on)."""
+    groups, problems = load_rule_text(PENDING, "r.yaml")
+    assert problems == []
+    store = SeriesStore(FakeClock(0.0), retention_s=math.inf)
+    manager = RuleManager(RuleSet(tuple(groups)), store, {}, options=eval_options)
+    expanded: list[str] = []
+    real = rule_eval.expand_for_rule
+
+    def counted(template: Any, data: Any, query: Any) -> str:
+        text = real(template, data, query)
+        expanded.append(text)
+        return text
+
+    monkeypatch.setattr(rule_eval, "expand_for_rule", counted)
+    held = []
+    for t, x, y in ((0.0, 1.0, 5.0), (10.0, 2.0, 7.0), (20.0, 3.0, 8.0)):
+        store.set("x", A, x, t)
+        store.set("y", (), y, t)
+        manager.evaluate_all(t)
+        (alert,) = manager.alerts()
+        held.append(alert)
+    assert expanded == ["5", "7", "8"]  # the queries, each at its evaluation; no summary yet
+    assert dict(held[0].annotations) == {"value": "1 a", "other": "5"}
+    assert dict(held[2].annotations) == {"value": "3 a", "other": "8"}
+    assert expanded == ["5", "7", "8", "1 a", "3 a"]  # read: expanded once each
+    assert held[0].annotations == (("other", "5"), ("value", "1 a"))
+    assert hash(held[0].annotations) == hash((("other", "5"), ("value", "1 a")))
+    assert dict(held[1].annotations) == {"value": "2 a", "other": "7"}
+    assert dict(held[0].annotations) == {"value": "1 a", "other": "5"}
+    assert expanded[5:] == ["2 a"]  # the first one again: kept, not expanded twice

@@ -11,6 +11,7 @@ Sending is not the alert's business: there is no LastSentAt here.
 from __future__ import annotations
 
 import hashlib
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from enum import StrEnum
 from typing import Any
@@ -38,7 +39,48 @@ class AlertState(StrEnum):
     RESOLVED = "resolved"
 
 
-Annotations = tuple[tuple[str, str], ...]
+Pairs = tuple[tuple[str, str], ...]
+
+
+class LazyAnnotations:
+    """Annotations expanded when first read (iterated, compared, hashed). An alert's
+    annotations are expanded afresh at every evaluation while its value moves (``$value`` in a
+    summary), yet only a transition, the API or a snapshot reads them: a pending alert's
+    expansions are mostly never read. Only templates that never ``query`` may wait (their text
+    is a pure function of the alert's labels and value); the rest are expanded at evaluation
+    time and passed in done."""
+
+    __slots__ = ("_make", "_pairs")
+
+    def __init__(self, make: Callable[[], Pairs]) -> None:
+        self._make: Callable[[], Pairs] | None = make
+        self._pairs: Pairs | None = None
+
+    def pairs(self) -> Pairs:
+        if self._pairs is None:
+            assert self._make is not None
+            self._pairs, self._make = self._make(), None
+        return self._pairs
+
+    def __iter__(self) -> Iterator[tuple[str, str]]:
+        return iter(self.pairs())
+
+    def __len__(self) -> int:
+        return len(self.pairs())
+
+    def __eq__(self, other: object) -> bool:
+        if isinstance(other, LazyAnnotations):
+            other = other.pairs()
+        return self.pairs() == other
+
+    def __hash__(self) -> int:
+        return hash(self.pairs())
+
+    def __repr__(self) -> str:
+        return repr(self.pairs())
+
+
+Annotations = Pairs | LazyAnnotations
 """Sorted (name, text) pairs; unlike labels, an annotation may be empty."""
 
 

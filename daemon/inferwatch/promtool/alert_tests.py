@@ -51,7 +51,7 @@ def expected(test: AlertRuleTest) -> list[LabelsAndAnnotations]:
 
 
 def got(firing: Iterable[Alert]) -> list[LabelsAndAnnotations]:
-    return sorted(((a.labels, a.annotations) for a in firing), key=lambda item: item[0])
+    return sorted(((a.labels, tuple(a.annotations)) for a in firing), key=lambda item: item[0])
 
 
 def check(test: AlertRuleTest, firing: Iterable[Alert], group_name: str) -> str | None:

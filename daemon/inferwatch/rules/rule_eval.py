@@ -16,7 +16,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 
 from inferwatch.alerts.lifecycle import Candidate
-from inferwatch.alerts.model import ALERTNAME, Alert
+from inferwatch.alerts.model import ALERTNAME, Alert, Annotations, LazyAnnotations
 from inferwatch.gotemplate.builtins import FuncError
 from inferwatch.gotemplate.templates import (
     QueryResult,
@@ -255,9 +255,31 @@ def candidates(
                 "vector contains metrics with the same labelset after applying alert labels"
             )
         seen.add(final)
-        notes = tuple((name, memo.expand(t, data, context, query)) for name, t in rule.annotations)
-        out.append(Candidate(final, notes, s.value))
+        out.append(Candidate(final, _notes(rule, memo, data, context, query), s.value))
     return out
+
+
+def _notes(
+    rule: AlertingRule,
+    memo: Expansions,
+    data: TemplateData,
+    context: tuple[object, ...],
+    query: Callable[[str], QueryResult],
+) -> Annotations:
+    """A candidate's annotations: those that ``query`` expanded now, against the store as it
+    is at this evaluation; the others when first read (``LazyAnnotations``)."""
+    now = {name: memo.expand(t, data, context, query) for name, t in rule.annotations
+           if "query" in t.source}  # fmt: skip
+    if len(now) == len(rule.annotations):
+        return tuple((name, now[name]) for name, _ in rule.annotations)
+
+    def later() -> tuple[tuple[str, str], ...]:
+        return tuple(
+            (name, now[name] if name in now else memo.expand(t, data, context, query))
+            for name, t in rule.annotations
+        )
+
+    return LazyAnnotations(later)
 
 
 def alert_rows(rule: AlertingRule, active: list[Alert], names: AlertSeries) -> list[Row]:
