@@ -9,8 +9,11 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
+from hypothesis import given
+from hypothesis import strategies as st
+
 from inferwatch.parsers.engine import BULK_GATE, BULK_LONG, parse_engine_line
-from inferwatch.replay.engine_bulk import Kept, cut_bulk
+from inferwatch.replay.engine_bulk import Kept, cut_bulk, longer
 
 PREFIX = "INFO 10-29 01:09:12 [logger.py:43] "
 WORDS = ["Error", "Traceback", "über", "数据", "a", "prompt", "\ufffd"]
@@ -122,3 +125,40 @@ def test_the_gate_is_exact_on_a_part_s_first_line(tmp_path: Path) -> None:
         with _mapped(path) as mm:
             kept = cut_bulk(mm, 0, len(raw))
             assert (kept.text == b"next\n") is cut
+
+
+# Whole and cut UTF-8 characters of one to four bytes, stray continuation and invalid bytes.
+PIECES = (b"a", b"\xc3\xbc", b"\xe6\x95\xb0", b"\xf0\x9f\x98\x80", b"\xe6", b"\x80", b"\xf0\x9f")
+BYTES = st.binary(max_size=40) | st.lists(
+    st.sampled_from((*PIECES, b"\xff", b"\xc3")), max_size=700
+).map(b"".join)
+
+
+@given(BYTES, st.integers(0, 700))
+def test_a_prefix_never_decodes_to_more_characters_than_the_whole(raw: bytes, cut: int) -> None:
+    assert len(raw[:cut].decode("utf-8", "replace")) <= len(raw.decode("utf-8", "replace"))
+
+
+@given(BYTES)
+def test_longer_is_the_parser_s_length_test(raw: bytes) -> None:
+    line = b"x" * (BULK_LONG - 60) + raw
+    assert longer(line, 0, len(line)) == (len(line.decode("utf-8", "replace")) > BULK_LONG)
+    padded = b"\n" + line + b"\n"
+    assert longer(padded, 1, len(padded) - 1) == longer(line, 0, len(line))
+
+
+def test_lines_about_bulk_long_characters_of_multibyte_text_are_cut_by_their_characters(
+    tmp_path: Path,
+) -> None:
+    """Lines of 401 to 1,603 bytes are cut by their decoded length: ``数`` is three bytes, an
+    invalid byte one character (U+FFFD)."""
+    head = "Received request r: prompt: '"
+    for chars in (BULK_LONG - 1, BULK_LONG, BULK_LONG + 1, BULK_LONG + 200):
+        for fill in ("数", "ü", "\udcff", "a"):
+            body = fill * (chars - len(head) - 1) + "ü"
+            raw = (head + body).encode("utf-8", "surrogateescape") + b"\nnext\n"
+            path = tmp_path / "log"
+            path.write_bytes(raw)
+            with _mapped(path) as mm:
+                kept = cut_bulk(mm, 0, len(raw))
+            assert (kept.text == b"next\n") is (chars > BULK_LONG), (chars, fill)

@@ -19,6 +19,7 @@ from inferwatch.parsers.engine_records import (
     to_float,
     to_int,
 )
+from inferwatch.parsers.vllm_fast import v1_spec, v1_stats
 
 __all__ = ["parse_access", "parse_spec", "parse_stats"]
 
@@ -51,6 +52,9 @@ _V0_PREFIX_CACHE = re.compile(r"Prefix cache hit rate: GPU: ([^\s,%]+)%?, CPU: (
 def parse_stats(prefix: LinePrefix, body: str) -> EngineStats | None:
     """`[Engine NNN: | N Engines Aggregated: ]Avg prompt throughput: …` (V0 and V1), or V0's
     separate `Prefix cache hit rate: GPU: …, CPU: …` line (format "vllm_v0_prefix_cache")."""
+    fast = v1_stats(prefix, body)
+    if fast is not None:
+        return fast
     start = body.find("Avg prompt throughput")
     if start < 0:
         return _parse_v0_prefix_cache(prefix, body)
@@ -179,6 +183,9 @@ def parse_spec(prefix: LinePrefix, body: str) -> SpecDecode | None:
     at = body.find(_V1_ANCHOR)
     v1 = at >= 0
     if v1:
+        fast = v1_spec(prefix, body, at)
+        if fast is not None:
+            return fast
         rest = body[at + len(_V1_ANCHOR) :]
     else:
         at = body.find(_V0_ANCHOR)

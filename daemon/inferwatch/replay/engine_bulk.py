@@ -31,6 +31,8 @@ _MARKERS = tuple(m.encode() for m in BULK_MARKERS)
 _SURE_BYTES = 4 * (BULK_LONG + 1)  # this many bytes are more than BULK_LONG characters
 _AS_PARSED = ("utf-8", "replace")  # how replay decodes a line for the parser
 _NEAR = 64 << 10
+_HEAD_BYTES = BULK_LONG + BULK_LONG // 5  # decoded first: a line's BULK_LONG characters are
+# almost always within them (a prompt with some non-ASCII text)
 
 
 @dataclass(slots=True)
@@ -113,8 +115,19 @@ def _lines_with(mm: mmap.mmap, start: int, end: int, marker: bytes) -> list[tupl
         line_start = newline + 1 if newline >= 0 else (start if lowest < start else -1)
         size = line_end - line_start
         if line_start >= 0 and (
-            size >= _SURE_BYTES
-            or (size > BULK_LONG and len(mm[line_start:line_end].decode(*_AS_PARSED)) > BULK_LONG)
+            size >= _SURE_BYTES or (size > BULK_LONG and longer(mm, line_start, line_end))
         ):
             out.append((line_start, line_end + 1))
         pos = line_end + 1  # a later marker on the same line decides nothing
+
+
+def longer(buf: mmap.mmap | bytes, start: int, end: int) -> bool:
+    """Whether ``buf[start:end]``, decoded as replay decodes a line, has more than
+    ``BULK_LONG`` characters. Its first ``_HEAD_BYTES`` decide for nearly every such line,
+    decoded alone: a prefix never decodes to more characters than the whole (the characters
+    before its cut decode alike, and the undecodable tail of a cut character gives one U+FFFD
+    where the whole gives at least one character)."""
+    head = min(end, start + _HEAD_BYTES)
+    if len(buf[start:head].decode(*_AS_PARSED)) > BULK_LONG:
+        return True
+    return head < end and len(buf[start:end].decode(*_AS_PARSED)) > BULK_LONG
