@@ -162,3 +162,28 @@ def test_annotations_without_query_wait_until_read_and_keep_their_evaluation(
     assert dict(held[1].annotations) == {"value": "2 a", "other": "7"}
     assert dict(held[0].annotations) == {"value": "1 a", "other": "5"}
     assert expanded[5:] == ["2 a"]  # the first one again: kept, not expanded twice
+
+
+def test_a_failure_of_a_late_expansion_becomes_its_text_not_the_reader_s(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    groups, problems = load_rule_text(PENDING, "r.yaml")
+    assert problems == []
+    store = SeriesStore(FakeClock(0.0), retention_s=math.inf)
+    manager = RuleManager(RuleSet(tuple(groups)), store, {})
+    real = rule_eval.expand_for_rule
+
+    def failing(template: Any, data: Any, query: Any) -> str:
+        if "query" not in template.source:
+            raise RuntimeError("boom")
+        return real(template, data, query)
+
+    monkeypatch.setattr(rule_eval, "expand_for_rule", failing)
+    store.set("x", A, 1.0, 0.0)
+    store.set("y", (), 5.0, 0.0)
+    manager.evaluate_all(0.0)
+    (alert,) = manager.alerts()
+    assert dict(alert.annotations) == {
+        "value": "<error expanding template: __alert_Big: RuntimeError: boom>",
+        "other": "5",
+    }

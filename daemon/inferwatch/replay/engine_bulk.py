@@ -31,8 +31,9 @@ _MARKERS = tuple(m.encode() for m in BULK_MARKERS)
 _SURE_BYTES = 4 * (BULK_LONG + 1)  # this many bytes are more than BULK_LONG characters
 _AS_PARSED = ("utf-8", "replace")  # how replay decodes a line for the parser
 _NEAR = 64 << 10
-_HEAD_BYTES = BULK_LONG + BULK_LONG // 5  # decoded first: a line's BULK_LONG characters are
-# almost always within them (a prompt with some non-ASCII text)
+# Decoded first (``longer``): a prompt with some non-ASCII text has its first BULK_LONG
+# characters within this many bytes.
+_HEAD_BYTES = BULK_LONG + BULK_LONG // 5
 
 
 @dataclass(slots=True)

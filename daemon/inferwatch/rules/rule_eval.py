@@ -273,11 +273,16 @@ def _notes(
     if len(now) == len(rule.annotations):
         return tuple((name, now[name]) for name, _ in rule.annotations)
 
+    def late(template: Template) -> str:
+        """Run by whoever reads the alert (a notifier, the API): a failure the template's own
+        errors do not cover becomes the annotation's text, as they do, never the reader's."""
+        try:
+            return memo.expand(template, data, context, query)
+        except Exception as exc:
+            return f"<error expanding template: {template.name}: {type(exc).__name__}: {exc}>"
+
     def later() -> tuple[tuple[str, str], ...]:
-        return tuple(
-            (name, now[name] if name in now else memo.expand(t, data, context, query))
-            for name, t in rule.annotations
-        )
+        return tuple((name, now[name] if name in now else late(t)) for name, t in rule.annotations)
 
     return LazyAnnotations(later)
 
