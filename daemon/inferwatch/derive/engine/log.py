@@ -152,11 +152,13 @@ class EngineLogDeriver:
         self, out: list[Effect], name: str, dp: str | None, value: float, at: float, *,
         position: str | None = None,
     ) -> None:  # fmt: skip
-        labels = self._lab(dp, position)
-        out.append(GaugeSet(name, labels, value, at))
         key = (name, dp, position)
-        if key in self._written or len(self._written) < MAX_TRACKED:
-            self._written[key] = labels
+        labels = self._written.get(key)  # a series written before: one lookup
+        if labels is None:
+            labels = self._lab(dp, position)
+            if len(self._written) < MAX_TRACKED:
+                self._written[key] = labels
+        out.append(GaugeSet(name, labels, value, at))
 
     def _count_generated(self, out: list[Effect], dp: str | None, decode: float, at: float) -> None:
         """Tokens of the window (rate x the time since this rank's last line; a gap longer than
