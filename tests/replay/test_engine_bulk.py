@@ -150,8 +150,8 @@ def test_longer_is_the_parser_s_length_test(raw: bytes) -> None:
 def test_lines_about_bulk_long_characters_of_multibyte_text_are_cut_by_their_characters(
     tmp_path: Path,
 ) -> None:
-    """Lines of 401 to 1,603 bytes are cut by their decoded length: ``数`` is three bytes, an
-    invalid byte one character (U+FFFD)."""
+    """Lines of about ``BULK_LONG`` characters (most of them 401 to 1,603 bytes) are cut by
+    their decoded length: ``数`` is three bytes, an invalid byte one character (U+FFFD)."""
     head = "Received request r: prompt: '"
     for chars in (BULK_LONG - 1, BULK_LONG, BULK_LONG + 1, BULK_LONG + 200):
         for fill in ("数", "ü", "\udcff", "a"):
