@@ -10,7 +10,7 @@ import pytest
 
 from inferwatch.clock import FakeClock
 from inferwatch.promql.engine import Query, Value
-from inferwatch.promql.types import EvalOptions
+from inferwatch.promql.types import DEFAULT_OPTIONS, EvalOptions
 from inferwatch.rules import rule_eval
 from inferwatch.rules.evaluator import RuleManager
 from inferwatch.rules.loader import load_rule_text
@@ -18,6 +18,19 @@ from inferwatch.rules.ruleset import RuleSet
 from inferwatch.store.tsdb import SeriesStore
 
 A = (("job", "a"),)
+
+
+def _manager(
+    text: str, external: dict[str, str] | None = None, options: EvalOptions | None = None
+) -> tuple[SeriesStore, RuleManager]:
+    """An empty store and a manager of the rule file ``text`` (which must load cleanly)."""
+    groups, problems = load_rule_text(text, "r.yaml")
+    assert problems == []
+    store = SeriesStore(FakeClock(0.0), retention_s=math.inf)
+    chosen = DEFAULT_OPTIONS if options is None else options
+    return store, RuleManager(RuleSet(tuple(groups)), store, external or {}, options=chosen)
+
+
 RULES = """
 groups:
   - name: g
@@ -32,10 +45,7 @@ groups:
 
 
 def test_annotations_follow_value_and_query_results(eval_options: EvalOptions) -> None:
-    groups, problems = load_rule_text(RULES, "r.yaml")
-    assert problems == []
-    store = SeriesStore(FakeClock(0.0), retention_s=math.inf)
-    manager = RuleManager(RuleSet(tuple(groups)), store, {"host": "h1"}, options=eval_options)
+    store, manager = _manager(RULES, {"host": "h1"}, options=eval_options)
     seen = []
     for t, x, y in ((0.0, 1.0, 5.0), (10.0, 1.0, 6.0), (20.0, 2.0, 6.0), (30.0, -0.0, 6.0)):
         store.set("x", A, x, t)
@@ -64,10 +74,7 @@ groups:
 def test_a_query_asked_by_two_annotations_runs_once_per_evaluation(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
-    groups, problems = load_rule_text(TWICE, "r.yaml")
-    assert problems == []
-    store = SeriesStore(FakeClock(0.0), retention_s=math.inf)
-    manager = RuleManager(RuleSet(tuple(groups)), store, {})
+    store, manager = _manager(TWICE)
     asked: list[float] = []
     real = rule_eval.evaluate
 
@@ -89,10 +96,7 @@ def test_a_query_asked_by_two_annotations_runs_once_per_evaluation(
 def test_a_query_template_is_expanded_again_only_for_another_answer(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
-    groups, problems = load_rule_text(RULES, "r.yaml")
-    assert problems == []
-    store = SeriesStore(FakeClock(0.0), retention_s=math.inf)
-    manager = RuleManager(RuleSet(tuple(groups)), store, {"host": "h1"})
+    store, manager = _manager(RULES, {"host": "h1"})
     expanded: list[str] = []
     real = rule_eval.expand_for_rule
 
@@ -133,10 +137,7 @@ def test_annotations_without_query_wait_until_read_and_keep_their_evaluation(
     """A pending alert's summary with ``$value`` changes at every evaluation and is rarely
     read: it is expanded when read, from what its evaluation saw. A template that queries is
     expanded at its evaluation (the store moves on)."""
-    groups, problems = load_rule_text(PENDING, "r.yaml")
-    assert problems == []
-    store = SeriesStore(FakeClock(0.0), retention_s=math.inf)
-    manager = RuleManager(RuleSet(tuple(groups)), store, {}, options=eval_options)
+    store, manager = _manager(PENDING, options=eval_options)
     expanded: list[str] = []
     real = rule_eval.expand_for_rule
 
@@ -167,10 +168,7 @@ def test_annotations_without_query_wait_until_read_and_keep_their_evaluation(
 def test_a_failure_of_a_late_expansion_becomes_its_text_not_the_reader_s(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
-    groups, problems = load_rule_text(PENDING, "r.yaml")
-    assert problems == []
-    store = SeriesStore(FakeClock(0.0), retention_s=math.inf)
-    manager = RuleManager(RuleSet(tuple(groups)), store, {})
+    store, manager = _manager(PENDING)
     real = rule_eval.expand_for_rule
 
     def failing(template: Any, data: Any, query: Any) -> str:
