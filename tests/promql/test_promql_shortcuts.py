@@ -97,6 +97,17 @@ def test_an_empty_left_side_still_raises_the_right_sides_error(
         evaluate(load(expr), _store(), 0.0, eval_options)
 
 
+def test_a_relabelling_that_merges_series_still_fails_beside_an_empty_side(
+    eval_options: EvalOptions,
+) -> None:
+    """``label_replace`` is empty over nothing, but over two series it may make one label set
+    twice: an expression reading it beside a missing metric is still evaluated."""
+    query = load('nothing == 0 unless on(job) label_replace(m, "inst", "1", "", "")')
+    assert not empty_without(query.ast, _store().has)
+    with pytest.raises(EvalError, match="same labelset"):
+        evaluate(query, _store(), 0.0, eval_options)
+
+
 @pytest.mark.parametrize(
     ("expr", "count"),
     [
@@ -133,7 +144,8 @@ def test_results_are_unchanged(expr: str, count: int, eval_options: EvalOptions)
         ("scalar(x) * y", None),  # scalar() of nothing is NaN, not nothing
         ("topk(3, x)", None),  # a parameter is checked even over nothing
         ('{job="a"}', None),  # no metric name: could match anything
-        ('label_replace(x, "a", "$1", "b", "(.*)")', None),
+        ('label_replace(x, "a", "$1", "b", "(.*)")', {"x"}),
+        ('label_join(x == 1, "a", ",", "b", "c")', {"x"}),
         ("time()", None),  # a scalar
     ],
 )
@@ -186,6 +198,11 @@ def test_an_expression_is_evaluated_once_its_metric_exists(eval_options: EvalOpt
         ("-nothing", True),
         ("quantile_over_time(0.5, nothing[5m])", True),
         ("time() - last_over_time(nothing[1h]) > 30", True),
+        ('label_replace(nothing == 1, "a", "$1", "b", "(.*)")', True),
+        ('label_join(nothing, "a", ",", "b", "c")', True),
+        ('nothing == 0 unless on(job) label_replace(nothing == 1, "a", "$1", "b", "(.+)")', True),
+        # m exists: relabelled, its two series could become one (an error)
+        ('nothing == 0 unless on(job) label_replace(m, "inst", "1", "", "")', False),
     ],
 )
 def test_empty_without(expr: str, empty: bool, eval_options: EvalOptions) -> None:

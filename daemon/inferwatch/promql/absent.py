@@ -4,11 +4,11 @@ A host without GPUs never creates the Xid or NVML series that the GPU rules read
 an engine log never creates the daemon's own series; evaluating those rules every tick gives an
 empty vector every time. :func:`names_if_empty_without` tells, from the tree alone, whether an
 expression is such a one (``rate``, ``*_over_time``, comparisons with a literal, aggregations,
-set and arithmetic operators of such: nothing out of nothing, and no error) and which metric
-names it reads. Then, while the store holds no series of any of those names, the result is the
-empty vector without running anything. ``absent``, ``vector``, ``scalar``, ``time`` and argument-
-less date functions make something out of nothing, and any selector without a metric name could
-match anything: such expressions are always evaluated.
+relabelling, set and arithmetic operators of such: nothing out of nothing, and no error) and
+which metric names it reads. Then, while the store holds no series of any of those names, the
+result is the empty vector without running anything. ``absent``, ``vector``, ``scalar``,
+``time`` and argument-less date functions make something out of nothing, and any selector
+without a metric name could match anything: such expressions are always evaluated.
 """
 
 from __future__ import annotations
@@ -45,6 +45,9 @@ PER_INPUT = frozenset(
         *MATH,
     }
 )
+# Nothing out of nothing too, but with a label changed (``promql.partition`` tells them apart):
+# their string arguments fail at load, and a label set made twice needs two input samples.
+_NOTHING_OUT = PER_INPUT | {"label_replace", "label_join"}
 
 
 def names_if_empty_without(node: Expr) -> frozenset[str] | None:
@@ -80,7 +83,7 @@ def _empty_on_empty(node: Expr) -> bool:
 def _call(node: Call) -> bool:
     if node.func in DATE_PARTS:
         return len(node.args) == 1 and _empty_on_empty(node.args[0])
-    if node.func not in PER_INPUT:
+    if node.func not in _NOTHING_OUT:
         return False
     for arg in node.args:
         if isinstance(arg, MatrixSelector):
@@ -133,7 +136,7 @@ def empty_without(node: Expr, exists: Callable[[str], bool]) -> bool:
 def _call_empty(node: Call, exists: Callable[[str], bool]) -> bool:
     if node.func in DATE_PARTS:
         return len(node.args) == 1 and empty_without(node.args[0], exists)
-    if node.func not in PER_INPUT:
+    if node.func not in _NOTHING_OUT:
         return False
     inputs = [a for a in node.args if isinstance(a, MatrixSelector) or _is_vector(a)]
     if len(inputs) != 1 or not all(_constant(a) for a in node.args if a is not inputs[0]):
