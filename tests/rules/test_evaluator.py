@@ -461,6 +461,46 @@ def test_a_group_whose_rules_are_all_empty_for_now_is_skipped_whole(
     assert contexts == [30.0]
 
 
+def test_a_quiet_run_writes_each_rules_status_once(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Evaluations that find the group quiet again write its rules' status once, at the
+    first; the status still reports the last one's time: read during the run, after a partial
+    evaluation ends it (for the rules it did not run), and across a rule-set swap."""
+    writes: list[float | None] = []
+
+    class CountingState(rules_evaluator._RuleState):
+        def __setattr__(self, name: str, value: object) -> None:
+            if name == "last_eval":
+                writes.append(value)  # type: ignore[arg-type]
+            super().__setattr__(name, value)
+
+    monkeypatch.setattr(rules_evaluator, "_RuleState", CountingState)
+    s = store()
+    m = RuleManager(rules(ALL_EMPTY_NOW), s)
+    group = m.rule_set.groups[0]
+    writes.clear()  # the states' construction
+    s.set("x", A, 5.0, 0.0)
+    for t in (10.0, 20.0, 30.0):
+        assert m.evaluate_group(group, t) == []
+    assert writes == [10.0, 10.0]
+    assert [r.last_eval for r in m.rule_status()] == [30.0, 30.0]
+    assert m.evaluate_group(group, 40.0) == []
+    s.set("anchor", A, 10.0, 41.0)  # the group is no longer quiet: only the first rule runs
+    m.evaluate_rules(group, 42.0, frozenset({0}))
+    assert [(r.rule, r.health, r.last_eval) for r in m.rule_status()] == [
+        ("BelowAnchor", "ok", 42.0),
+        ("Rising", "ok", 40.0),
+    ]
+    m2 = RuleManager(rules(ABSENT), store())
+    g2 = m2.rule_set.groups[0]
+    for t in (10.0, 20.0):
+        assert m2.evaluate_group(g2, t) == []
+    m2.swap(rules(ABSENT), 25.0)  # the same rules: their state, and its time, carry over
+    assert [r.last_eval for r in m2.rule_status()] == [20.0, 20.0]
+    assert m2.evaluate_group(m2.rule_set.groups[0], 30.0) == []
+    m2.swap(rules(ALL_EMPTY_NOW), 35.0)  # other rules: the run ends with the old ones
+    assert [(r.health, r.last_eval) for r in m2.rule_status()] == [("unknown", None)] * 2
+
+
 READS_ALERTS = """
 groups:
   - name: g

@@ -122,6 +122,10 @@ class RuleManager:
         self._parts: dict[tuple[RuleGroup, int], Part | None] = {}
         self._restore: dict[RuleKey, list[Alert]] = {}
         self._saved_at = 0.0
+        # Groups in a run of quiet evaluations (``_nothing_to_read``), with the last one's time:
+        # their rules' status was written by the run's first evaluation, the time is written
+        # when read or when the run ends (``_settle``).
+        self._quiet_run: dict[RuleGroup, float] = {}
         self.swap(rule_set, 0.0)
 
     @property
@@ -134,6 +138,7 @@ class RuleManager:
         group, name, expression and labels). Removed rules end their series; their firing
         alerts resolve (returned)."""
         now = self.store.clock.time() if t is None else t
+        self._settle_all()
         old = self._states
         self._states = {}
         for key in _state_keys(rule_set):
@@ -290,11 +295,10 @@ class RuleManager:
         within: Mapping[int, frozenset[Pairs]] | None = None,
     ) -> GroupOutcome:
         plan = (self._plans.get(group) if self.options.plan else None) or self._plan(group)
-        if only is None and self._nothing_to_read(group, plan):
-            for _, _, state in plan:  # every rule ran, and found nothing
-                state.health, state.last_error, state.last_eval = "ok", "", t
-            self._group_last[(group.file, group.name)] = t
-            return GroupOutcome((), ())
+        if only is None and self._ran_quiet(group, plan, t):
+            return _NOTHING
+        if self._quiet_run:
+            self._settle(group)
         ts = t - group.query_offset_s
         queries = self._queries if self.options.plan else ev.QueryCache(0)
         query = ev.template_query(self.store, ts, self.options, queries)
@@ -463,7 +467,34 @@ class RuleManager:
     def firing(self, alertname: str) -> list[Alert]:
         return [a for a in self.alerts() if a.name == alertname and a.state.value == "firing"]
 
+    def _ran_quiet(
+        self, group: RuleGroup, plan: list[tuple[int, Rule, _RuleState]], t: float
+    ) -> bool:
+        """Whether evaluating the group at ``t`` is sure to change nothing
+        (``_nothing_to_read``); if so, the evaluation is recorded as run."""
+        if not self._nothing_to_read(group, plan):
+            return False
+        if group not in self._quiet_run:
+            for _, _, state in plan:  # every rule ran, and found nothing
+                state.health, state.last_error, state.last_eval = "ok", "", t
+        self._quiet_run[group] = t  # and again: the time only, for now
+        self._group_last[(group.file, group.name)] = t
+        return True
+
+    def _settle(self, group: RuleGroup) -> None:
+        """End the group's run of quiet evaluations: its rules' status gets the last one's
+        time."""
+        t = self._quiet_run.pop(group, None)
+        if t is not None:
+            for key in _group_keys(group):
+                self._states[key].last_eval = t
+
+    def _settle_all(self) -> None:
+        for group in list(self._quiet_run):
+            self._settle(group)
+
     def rule_status(self) -> list[RuleStatus]:
+        self._settle_all()
         out = []
         for group, rule, state in self._walk():
             kind = "alerting" if isinstance(rule, AlertingRule) else "recording"
@@ -493,6 +524,9 @@ class RuleManager:
         for alert in alerts:
             self._restore.setdefault(alert.rule, []).append(alert)
         return len(alerts)
+
+
+_NOTHING = GroupOutcome((), ())
 
 
 def _holds_nothing(state: _RuleState) -> bool:
