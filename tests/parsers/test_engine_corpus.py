@@ -24,7 +24,7 @@ from inferwatch.parsers.engine import (
     TracebackGrouper,
     parse_engine_line,
 )
-from inferwatch.parsers.engine_prefix import split_prefix
+from inferwatch.parsers.engine_prefix import LinePrefix, split_prefix
 from inferwatch.parsers.engine_records import EngineRecord, SpecDecode
 
 CORPUS = Path(__file__).resolve().parents[1] / "fixtures" / "corpus"
@@ -110,6 +110,17 @@ def test_records_survive_pickling() -> None:
             again = pickle.loads(pickle.dumps(record, protocol=pickle.HIGHEST_PROTOCOL))
             assert again == record
             assert type(again) is type(record)
+            assert again.prefix == record.prefix
+
+
+def test_a_line_prefix_is_pickled_as_its_constructor_arguments() -> None:
+    """Every record carries one: rebuilt by ``__init__``, not field by field."""
+    for line in LINES:
+        record = parse_engine_line(line)
+        if record is not None:
+            rebuild, args = record.prefix.__reduce__()
+            assert rebuild is LinePrefix
+            assert rebuild(*args) == record.prefix
 
 
 def test_spec_lines_obey_mal_arithmetic() -> None:

@@ -104,6 +104,11 @@ class LinePrefix:
     rank: int | None = None
     header: str | None = None
 
+    def __reduce__(self) -> tuple[object, tuple[object, ...]]:
+        # Pickled as constructor arguments, as the records that carry it (a frozen dataclass's
+        # own way sets each field through a Python-level __setstate__: twice the cost).
+        return (LinePrefix, tuple(getattr(self, name) for name in _FIELD_NAMES))
+
     def to_dict(self) -> dict[str, object]:  # plain getattr: dataclasses.asdict deep-copies
         """The corpus keys always; `wrapper_ts`, `service`, `host` and the extras when known."""
         out: dict[str, object] = {}
