@@ -1,13 +1,15 @@
-"""Template expansions: fresh text whenever the value, the labels or a ``query`` result
-differ."""
+"""Template expansions: fresh text whenever what a template reads differs: the value (when it
+can read it), the labels or a ``query`` result."""
 
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
 from typing import Any
 
 import pytest
 
+from inferwatch.alerts.model import Alert
 from inferwatch.clock import FakeClock
 from inferwatch.promql.engine import Query, Value
 from inferwatch.promql.types import DEFAULT_OPTIONS, EvalOptions
@@ -29,6 +31,40 @@ def _manager(
     store = SeriesStore(FakeClock(0.0), retention_s=math.inf)
     chosen = DEFAULT_OPTIONS if options is None else options
     return store, RuleManager(RuleSet(tuple(groups)), store, external or {}, options=chosen)
+
+
+def _expansions(
+    monkeypatch: pytest.MonkeyPatch, tag: Callable[[Any], str | None] = lambda template: ""
+) -> list[str]:
+    """The text of every template expansion from now on, after ``tag(template)`` (None: not
+    listed)."""
+    expanded: list[str] = []
+    real = rule_eval.expand_for_rule
+
+    def counted(template: Any, data: Any, query: Any) -> str:
+        text = real(template, data, query)
+        prefix = tag(template)
+        if prefix is not None:
+            expanded.append(prefix + text)
+        return text
+
+    monkeypatch.setattr(rule_eval, "expand_for_rule", counted)
+    return expanded
+
+
+def _alert_after_each(
+    store: SeriesStore, manager: RuleManager, steps: tuple[tuple[float, float, float], ...]
+) -> list[Alert]:
+    """The one alert held after each evaluation at ``t`` of ``(t, x, y)``, with ``x{job="a"}``
+    and ``y`` written at ``t`` first."""
+    held = []
+    for t, x, y in steps:
+        store.set("x", A, x, t)
+        store.set("y", (), y, t)
+        manager.evaluate_all(t)
+        (alert,) = manager.alerts()
+        held.append(alert)
+    return held
 
 
 RULES = """
@@ -97,25 +133,41 @@ def test_a_query_template_is_expanded_again_only_for_another_answer(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     store, manager = _manager(RULES, {"host": "h1"})
-    expanded: list[str] = []
-    real = rule_eval.expand_for_rule
-
-    def counted(template: Any, data: Any, query: Any) -> str:
-        text = real(template, data, query)
-        if "query" in template.source:
-            expanded.append(text)
-        return text
-
-    monkeypatch.setattr(rule_eval, "expand_for_rule", counted)
-    seen = []
-    for t, y in ((0.0, 0.0), (10.0, 0.0), (20.0, -0.0), (30.0, -0.0), (40.0, 7.0)):
-        store.set("x", A, 1.0, t)
-        store.set("y", (), y, t)
-        manager.evaluate_all(t)
-        (alert,) = manager.alerts()
-        seen.append(dict(alert.annotations)["other"])
-    assert seen == ["0", "0", "-0", "-0", "7"]
+    expanded = _expansions(monkeypatch, lambda t: "" if "query" in t.source else None)
+    steps = ((0.0, 1.0, 0.0), (10.0, 1.0, 0.0), (20.0, 1.0, -0.0), (30.0, 1.0, -0.0))
+    held = _alert_after_each(store, manager, (*steps, (40.0, 1.0, 7.0)))
+    assert [dict(a.annotations)["other"] for a in held] == ["0", "0", "-0", "-0", "7"]
     assert expanded == ["0", "-0", "7"]  # -0 is another answer than 0: it prints otherwise
+
+
+MOVING = """
+groups:
+  - name: g
+    rules:
+      - alert: Rising
+        expr: x > 0
+        annotations:
+          asked: '{{ $labels.job }}: {{ with query "y" }}{{ . | first | value }}{{ end }}'
+          told: '{{ $value }} {{ with query "y" }}{{ . | first | value }}{{ end }}'
+"""
+
+
+def test_a_query_template_that_cannot_read_the_value_is_kept_while_only_the_value_moves(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """Its questions are asked again at every evaluation; its text is made again only for
+    another answer. A template reading ``$value`` is made again for each new value."""
+    store, manager = _manager(MOVING)
+    expanded = _expansions(monkeypatch, lambda t: "told=" if "$value" in t.source else "asked=")
+    held = _alert_after_each(store, manager, ((0.0, 1.0, 5.0), (10.0, 2.0, 5.0), (20.0, 3.0, 6.0)))
+    assert [dict(a.annotations) for a in held] == [
+        {"asked": "a: 5", "told": "1 5"},
+        {"asked": "a: 5", "told": "2 5"},
+        {"asked": "a: 6", "told": "3 6"},
+    ]
+    asked = [e for e in expanded if e.startswith("asked=")]
+    assert asked == ["asked=a: 5", "asked=a: 6"]
+    assert len([e for e in expanded if e.startswith("told=")]) == 3
 
 
 PENDING = """
@@ -138,22 +190,8 @@ def test_annotations_without_query_wait_until_read_and_keep_their_evaluation(
     read: it is expanded when read, from what its evaluation saw. A template that queries is
     expanded at its evaluation (the store moves on)."""
     store, manager = _manager(PENDING, options=eval_options)
-    expanded: list[str] = []
-    real = rule_eval.expand_for_rule
-
-    def counted(template: Any, data: Any, query: Any) -> str:
-        text = real(template, data, query)
-        expanded.append(text)
-        return text
-
-    monkeypatch.setattr(rule_eval, "expand_for_rule", counted)
-    held = []
-    for t, x, y in ((0.0, 1.0, 5.0), (10.0, 2.0, 7.0), (20.0, 3.0, 8.0)):
-        store.set("x", A, x, t)
-        store.set("y", (), y, t)
-        manager.evaluate_all(t)
-        (alert,) = manager.alerts()
-        held.append(alert)
+    expanded = _expansions(monkeypatch)
+    held = _alert_after_each(store, manager, ((0.0, 1.0, 5.0), (10.0, 2.0, 7.0), (20.0, 3.0, 8.0)))
     assert expanded == ["5", "7", "8"]  # the queries, each at its evaluation; no summary yet
     assert dict(held[0].annotations) == {"value": "1 a", "other": "5"}
     assert dict(held[2].annotations) == {"value": "3 a", "other": "8"}

@@ -27,6 +27,7 @@ from inferwatch.gotemplate import ast
 from inferwatch.gotemplate.exec import ExecError, Limits, execute
 from inferwatch.gotemplate.lex import TemplateSyntaxError
 from inferwatch.gotemplate.parse import Parser
+from inferwatch.gotemplate.reads import may_read_value
 from inferwatch.gotemplate.regex_literals import bad_regex
 from inferwatch.gotemplate.table import FUNCTIONS, UNSUPPORTED, Env
 from inferwatch.gotemplate.values import QueryResult, QuerySample, TemplateData
@@ -80,6 +81,8 @@ class Template:
     static: str | None = None
     prelude: str = field(default=PRELUDE, repr=False)
     """What runs in front of ``source``: the rule prelude, or nothing for a notification."""
+    reads_value: bool = field(default=True, repr=False, compare=False)
+    """Whether the expansion may depend on the alert's value (``reads.may_read_value``)."""
 
     def query_literals(self) -> tuple[str, ...]:
         """The literal strings passed to ``query`` (what a rule's annotations will read)."""
@@ -106,7 +109,7 @@ def compile_notification_template(text: str, name: str) -> Template:
 
 def _compile(text: str, name: str, prelude: str) -> Template:
     if "{{" not in text:
-        return Template(name, text, (), {}, static=text, prelude=prelude)
+        return Template(name, text, (), {}, static=text, prelude=prelude, reads_value=False)
     full = prelude + text
     try:
         parser = Parser(full, _check_function)
@@ -120,7 +123,9 @@ def _compile(text: str, name: str, prelude: str) -> Template:
     if found is not None:
         line = full[: found[0]].count("\n") + 1
         raise TemplateParseError(f"template: {name}:{line}: {found[1]}")
-    return Template(name, text, root, parser.defines, prelude=prelude)
+    own = [node for node in root if node.pos >= len(prelude)]
+    reads = may_read_value(own)
+    return Template(name, text, root, parser.defines, prelude=prelude, reads_value=reads)
 
 
 def expand(

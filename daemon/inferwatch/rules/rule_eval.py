@@ -131,7 +131,9 @@ class Expansions:
     every evaluation; this keeps them. A template that calls ``query`` is a pure function of
     its dot and the answers it got: its text is kept with the questions it asked, in order, and
     reused while each of them gets the same answer again (the same answers take the template
-    down the same path, asking the same questions)."""
+    down the same path, asking the same questions). A template that cannot read the value
+    (``Template.reads_value``) is kept across values: an alert whose value moves at every
+    evaluation (``increase(…) > 0``) has its other annotations expanded once."""
 
     def __init__(self, size: int = 4096) -> None:
         self._size = size
@@ -149,7 +151,10 @@ class Expansions:
         """``context``: what else the dot holds (labels with name, value bits, externals)."""
         if self._size <= 0:
             return expand_for_rule(template, data, query)
-        key = (template.name, template.source, *context)
+        if template.reads_value:
+            key = (template.name, template.source, *context)
+        else:
+            key = (template.name, template.source, context[0], *context[2:])
         if "query" in template.source:
             return self._expand_asking(key, template, data, query)
         text = self._done.get(key)
