@@ -183,8 +183,6 @@ def _boot_time(text: str, tz: datetime.tzinfo) -> float | None:
 
 
 def _replay(args: argparse.Namespace, tz: datetime.tzinfo, year: int) -> int:
-    import asyncio
-
     from inferwatch.replay.output import Writer
     from inferwatch.replay.recorder import RecordingWriter
     from inferwatch.replay.runner import Replay, ReplayInputs, TimeBaseError
@@ -192,6 +190,7 @@ def _replay(args: argparse.Namespace, tz: datetime.tzinfo, year: int) -> int:
     from inferwatch.replay.timeline import TimeContext
     from inferwatch.rules.loader import load_rule_files
     from inferwatch.rules.rule_paths import expand_rule_paths
+    from inferwatch.runtime.scheduler import run_virtual
 
     settings = ReplaySettings.defaults()
     language = "en"
@@ -230,7 +229,7 @@ def _replay(args: argparse.Namespace, tz: datetime.tzinfo, year: int) -> int:
     )
     try:
         with _batch_gc():
-            asyncio.run(replay.run())
+            run_virtual(replay.run())
     except TimeBaseError as exc:
         print(f"replay: {exc}", file=sys.stderr)
         return 2

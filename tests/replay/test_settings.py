@@ -39,6 +39,28 @@ def test_a_config_file_gives_engines_labels_and_rules() -> None:
     assert settings.correlation_window == 5.0
 
 
+def test_a_replay_with_the_shipped_rules_never_loads_asyncio() -> None:
+    """Replay runs in virtual time: no event loop, nothing of asyncio (nor ssl) imported."""
+    code = (
+        "import sys; from inferwatch.cli import main\n"
+        "try:\n    main(['replay', '--kernel', sys.argv[1], '--engine-log', sys.argv[2],"
+        " '--year', '2026', '--boot-time', '2026-01-10T00:00:00'])\n"
+        "except SystemExit:\n    pass\n"
+        "print('asyncio' in sys.modules, 'ssl' in sys.modules)"
+    )
+    fixtures = Path(__file__).parents[1] / "fixtures"
+    kernel, engine = fixtures / "kernel" / "kmsg.txt", fixtures / "corpus" / "engine-lines.txt"
+    done = subprocess.run(
+        [sys.executable, "-c", code, str(kernel), str(engine)],
+        capture_output=True,
+        text=True,
+        check=True,
+    )
+    lines = done.stdout.strip().splitlines()
+    assert any(line.startswith("replayed ") for line in lines)  # the replay ran
+    assert lines[-1] == "False False"
+
+
 def test_a_replay_without_a_config_never_loads_the_config_models() -> None:
     code = (
         "import sys; from inferwatch.cli import main\n"

@@ -3,9 +3,11 @@ from __future__ import annotations
 import asyncio
 from datetime import UTC, datetime
 
+import pytest
+
 from inferwatch.clock import FakeClock
 from inferwatch.runtime.live_scheduler import LiveScheduler
-from inferwatch.runtime.scheduler import VirtualScheduler, guard
+from inferwatch.runtime.scheduler import VirtualScheduler, guard, run_virtual
 
 
 def test_virtual_interval_jobs_run_at_their_times() -> None:
@@ -205,3 +207,29 @@ def test_cancelling_a_guarded_job_itself_still_cancels_it() -> None:
         return False
 
     assert asyncio.run(scenario())
+
+
+def test_virtual_time_runs_to_its_end_without_a_loop() -> None:
+    """Jobs in virtual time never wait for anything real: no event loop is needed."""
+    clock = FakeClock(0.0)
+    sched = VirtualScheduler(clock)
+    seen: list[float] = []
+
+    async def job() -> None:
+        seen.append(clock.time())
+
+    sched.every("tick", 10, job)
+    assert run_virtual(sched.run_until(30.0)) == 4
+    assert seen == [0.0, 10.0, 20.0, 30.0]
+
+
+def test_a_coroutine_that_waits_for_something_real_is_refused() -> None:
+    finished: list[bool] = []
+
+    async def waits() -> None:
+        await asyncio.sleep(0)
+        finished.append(True)
+
+    with pytest.raises(RuntimeError, match="needs a loop"):
+        run_virtual(waits())
+    assert finished == []  # closed where it waited, never resumed

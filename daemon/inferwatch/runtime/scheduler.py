@@ -5,17 +5,17 @@
 :class:`VirtualScheduler` runs the same jobs on a :class:`~inferwatch.clock.FakeClock` for replay
 and tests, because APScheduler cannot take an injected clock. Both use APScheduler's triggers to
 compute cron fire times, so a digest scheduled at ``0 8 * * *`` fires at the same instants in
-both."""
+both. Virtual time never waits for anything real: :func:`run_virtual` runs it to its end without
+an event loop (replay imports no asyncio)."""
 
 from __future__ import annotations
 
-import asyncio
 import heapq
 import itertools
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Coroutine
 from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime, timedelta, tzinfo
-from typing import Protocol
+from typing import Any, Protocol, TypeVar
 
 from inferwatch.clock import FakeClock
 from inferwatch.logsetup import get_logger
@@ -45,18 +45,37 @@ def guard(name: str, job: Job, on_error: ErrorHook | None) -> Job:
     async def run() -> None:
         try:
             await job()
-        except asyncio.CancelledError:
-            task = asyncio.current_task()
-            if task is not None and task.cancelling():
-                raise
-            log.info("job cancelled", job=name)
         except Exception as exc:
             if on_error is not None:
                 on_error(name, exc)
             else:
                 log.warning("job failed", job=name, error=repr(exc))
+        except BaseException as exc:
+            import asyncio  # noqa: PLC0415 (a cancellation comes from a loop: asyncio is loaded)
+
+            if not isinstance(exc, asyncio.CancelledError):
+                raise
+            task = asyncio.current_task()
+            if task is not None and task.cancelling():
+                raise
+            log.info("job cancelled", job=name)
 
     return run
+
+
+Result = TypeVar("Result")
+
+
+def run_virtual(coro: Coroutine[Any, Any, Result]) -> Result:
+    """Run a coroutine of virtual time (replay: records and :class:`VirtualScheduler` jobs) to
+    its end, without an event loop; raises RuntimeError if it waits for something real (it needs
+    a loop then, ``asyncio.run``)."""
+    try:
+        coro.send(None)
+    except StopIteration as done:
+        return done.value  # type: ignore[no-any-return]
+    coro.close()
+    raise RuntimeError("a coroutine of virtual time waited for something real: it needs a loop")
 
 
 @dataclass(order=True, slots=True)
