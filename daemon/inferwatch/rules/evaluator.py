@@ -314,7 +314,11 @@ class RuleManager:
                 continue
             failure = ""
             parts = within.get(index) if within else None
-            moved = self._within(group, rule, state, (float(ts), t), parts, query, errors)
+            moved = (
+                self._within(group, rule, state, (float(ts), t), parts, query, errors)
+                if parts
+                else None  # judged whole (``_within`` says so for no partition)
+            )
             if moved is not None:
                 transitions.extend(moved)
                 ctx.forget()  # later rules read the ALERTS series written now
