@@ -8,10 +8,14 @@ either returns text or raises :class:`TemplateExecError`, and what a rule shows
 
 from __future__ import annotations
 
-from hypothesis import given, settings
+import pytest
+from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
+from inferwatch.gotemplate.lex import TemplateSyntaxError
+from inferwatch.gotemplate.parse import Parser, Prefix
 from inferwatch.gotemplate.templates import (
+    PRELUDE,
     Limits,
     QueryResult,
     QuerySample,
@@ -19,6 +23,7 @@ from inferwatch.gotemplate.templates import (
     TemplateError,
     TemplateExecError,
     TemplateParseError,
+    _check_function,
     compile_template,
     expand,
     expand_for_rule,
@@ -84,3 +89,36 @@ def test_nesting_never_escapes(parts: list[str]) -> None:
     except TemplateError:
         return
     assert len(out.encode()) <= SMALL.output_bytes
+
+
+def _parsed(text: str, prefix: Prefix | None) -> object:
+    """What parsing the rule prelude and ``text`` gives: the nodes and defines, or the error."""
+    try:
+        parser = Parser(PRELUDE + text, _check_function, prefix)
+        return parser.parse(), parser.defines
+    except TemplateSyntaxError as exc:
+        return exc.message, exc.pos
+
+
+@settings(max_examples=400, deadline=None)
+@given(texts)
+@example("{{ $labels.job }} {{ $value | humanize }}")
+@example("{{ $undefined }}")
+@example("{{- $externalURL }}")
+def test_a_template_after_the_parsed_prelude_parses_as_one_text(text: str) -> None:
+    """Rule templates go on from the prelude lexed and parsed once: the same nodes, variables
+    and errors (at the same offsets) as the whole text parsed from its start."""
+    prefix = Prefix.of(PRELUDE, _check_function)
+    assert _parsed(text, prefix) == _parsed(text, None)
+
+
+def test_a_prefix_must_end_where_another_text_can_go_on() -> None:
+    with pytest.raises(ValueError, match="trims nothing"):
+        Prefix.of("{{ $x := 1 -}}", _check_function)
+    with pytest.raises(ValueError, match="trims nothing"):
+        Prefix.of("{{ $x := 1 }} text}}", _check_function)  # text would join the next text
+    with pytest.raises(ValueError, match="defines no template"):
+        Prefix.of('{{ define "t" }}x{{ end }}', _check_function)
+    prefix = Prefix.of(PRELUDE, _check_function)
+    with pytest.raises(ValueError, match="does not start"):
+        Parser("{{ 1 }}", _check_function, prefix)

@@ -11,21 +11,60 @@ Go knows but inferwatch does not implement is refused with its own message).
 from __future__ import annotations
 
 from collections.abc import Callable
+from dataclasses import dataclass
 
 from inferwatch.gotemplate import ast
-from inferwatch.gotemplate.lex import Kind, TemplateSyntaxError, Token
+from inferwatch.gotemplate.lex import Kind, TemplateSyntaxError, Token, tokenize
 from inferwatch.gotemplate.pipeline import PipelineParser, go_unquote
 
 
-class Parser(PipelineParser):
-    """One template text and its ``define``d sub-templates."""
+@dataclass(frozen=True, slots=True)
+class Prefix:
+    """A text that starts many templates (the rule prelude ``{{$labels := .Labels}}…``), lexed
+    and parsed once: a :class:`Parser` of a text starting with it goes on from where it ends."""
 
-    def __init__(self, text: str, check_function: Callable[[str], str | None]) -> None:
-        super().__init__(text, check_function)
+    text: str
+    tokens: tuple[Token, ...]  # without the end of input
+    nodes: tuple[ast.Node, ...]
+    variables: tuple[str, ...]  # those it declares, ``$`` first
+
+    @classmethod
+    def of(cls, text: str, check_function: Callable[[str], str | None]) -> Prefix:
+        """Raises :class:`TemplateSyntaxError` as a template of ``text`` alone would, and
+        ValueError for a text another could not go on from: one not ending with an action
+        that trims nothing after it, or one defining templates."""
+        parser = Parser(text, check_function)
+        nodes = parser.parse()
+        tokens = tuple(parser.tokens[:-1])
+        ends_action = bool(tokens) and tokens[-1].kind is Kind.RIGHT and text.endswith("}}")
+        if not ends_action or text.endswith("-}}"):
+            raise ValueError("a prefix ends with an action that trims nothing after it")
+        if parser.defines:
+            raise ValueError("a prefix defines no template")
+        return cls(text, tokens, nodes, tuple(parser.vars))
+
+
+class Parser(PipelineParser):
+    """One template text and its ``define``d sub-templates; with ``prefix``, a text starting
+    with it (its nodes come first, its variables are declared)."""
+
+    def __init__(
+        self, text: str, check_function: Callable[[str], str | None], prefix: Prefix | None = None
+    ) -> None:
+        tokens = None
+        if prefix is not None:
+            if not text.startswith(prefix.text):
+                raise ValueError("the text does not start with the prefix")
+            tokens = [*prefix.tokens, *tokenize(text, len(prefix.text))]
+        super().__init__(text, check_function, tokens)
         self.defines: dict[str, tuple[ast.Node, ...]] = {}
+        self.prefix = prefix
+        if prefix is not None:
+            self.i = len(prefix.tokens)
+            self.vars = list(prefix.variables)
 
     def parse(self) -> tuple[ast.Node, ...]:
-        root: list[ast.Node] = []
+        root: list[ast.Node] = [] if self.prefix is None else list(self.prefix.nodes)
         while self.peek().kind is not Kind.EOF:
             start = self.i
             if self.peek().kind is Kind.LEFT:

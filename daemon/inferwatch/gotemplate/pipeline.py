@@ -100,8 +100,13 @@ def _describe(token: Token) -> str:
 class PipelineParser:
     """The token stream and the expression grammar; :class:`Parser` adds the structure."""
 
-    def __init__(self, text: str, check_function: Callable[[str], str | None]) -> None:
-        self.tokens = tokenize(text)
+    def __init__(
+        self,
+        text: str,
+        check_function: Callable[[str], str | None],
+        tokens: list[Token] | None = None,
+    ) -> None:
+        self.tokens = tokenize(text) if tokens is None else tokens
         self.i = 0
         self.check_function = check_function
         self.vars: list[str] = ["$"]

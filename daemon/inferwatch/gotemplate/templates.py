@@ -18,6 +18,7 @@ prelude (dot is Alertmanager's notification data as plain mappings, ``.Alerts`` 
 
 from __future__ import annotations
 
+import functools
 import re
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
@@ -26,7 +27,7 @@ from typing import Any, cast
 from inferwatch.gotemplate import ast
 from inferwatch.gotemplate.exec import ExecError, Limits, execute
 from inferwatch.gotemplate.lex import TemplateSyntaxError
-from inferwatch.gotemplate.parse import Parser
+from inferwatch.gotemplate.parse import Parser, Prefix
 from inferwatch.gotemplate.reads import may_read_value
 from inferwatch.gotemplate.regex_literals import bad_regex
 from inferwatch.gotemplate.table import FUNCTIONS, UNSUPPORTED, Env
@@ -107,12 +108,18 @@ def compile_notification_template(text: str, name: str) -> Template:
     return _compile(text, name, "")
 
 
+@functools.cache
+def _prefix_of(prelude: str) -> Prefix | None:
+    """The prelude lexed and parsed once, for every template that starts with it."""
+    return Prefix.of(prelude, _check_function) if prelude else None
+
+
 def _compile(text: str, name: str, prelude: str) -> Template:
     if "{{" not in text:
         return Template(name, text, (), {}, static=text, prelude=prelude, reads_value=False)
     full = prelude + text
     try:
-        parser = Parser(full, _check_function)
+        parser = Parser(full, _check_function, _prefix_of(prelude))
         root = parser.parse()
     except TemplateSyntaxError as exc:
         line = full[: exc.pos].count("\n") + 1
