@@ -3,10 +3,13 @@ staleness markers written through the store's API, and result types."""
 
 from __future__ import annotations
 
+from typing import Any
+
 import pytest
 
 from inferwatch.clock import FakeClock
 from inferwatch.labels import make_labels
+from inferwatch.promql import engine as promql_engine
 from inferwatch.promql.engine import (
     EvalOptions,
     Sample,
@@ -16,6 +19,7 @@ from inferwatch.promql.engine import (
     evaluate,
     load,
 )
+from inferwatch.promql.types import DEFAULT_OPTIONS, PLAIN_OPTIONS
 from inferwatch.promtool.seriesdesc import expand_values, parse_metric
 from inferwatch.store.tsdb import SeriesStore
 
@@ -118,3 +122,25 @@ def test_result_types() -> None:
 def test_offset_and_at_in_functions(expr: str, value: float) -> None:
     store = _store({'c{job="a"}': "0+10x10"})
     assert _values(evaluate(load(expr), store, 360)) == pytest.approx([value])
+
+
+def test_the_plain_form_is_compiled_when_first_asked_for(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Loading compiles the fast form only; the plain one (parity checks, tests) is compiled
+    once, when an evaluation first asks for it, and gives what the fast one gives."""
+    compiled: list[object] = []
+    real = promql_engine.compile_expr
+
+    def counting(ast: Any, *args: Any) -> Any:
+        compiled.append(args[0] if args else None)
+        return real(ast, *args)
+
+    monkeypatch.setattr(promql_engine, "compile_expr", counting)
+    query = load("rate(x[5m]) > 0")
+    assert compiled == [DEFAULT_OPTIONS]
+    store = SeriesStore(FakeClock(0.0))
+    for t in (0.0, 30.0, 60.0):
+        store.set("x", (("job", "a"),), t, t)
+    fast = evaluate(query, store, 60.0, DEFAULT_OPTIONS)
+    assert evaluate(query, store, 60.0, PLAIN_OPTIONS) == fast != []
+    assert evaluate(query, store, 60.0, PLAIN_OPTIONS) == fast
+    assert compiled == [DEFAULT_OPTIONS, PLAIN_OPTIONS]

@@ -55,19 +55,28 @@ __all__ = [
 @dataclass(frozen=True, slots=True)
 class Query:
     """A loaded expression: its text, syntax tree, result type and compiled forms (``run``
-    with the speed machinery, ``plain`` without: see ``EvalOptions.plan``)."""
+    with the speed machinery, ``plain`` without: see ``EvalOptions.plan``; compiled when first
+    asked for, as only parity checks and tests do)."""
 
     text: str
     ast: Expr
     type: ValueType
     run: Callable[[Ctx], Value] = field(compare=False, repr=False)
-    plain: Callable[[Ctx], Value] = field(compare=False, repr=False)
     #: the subexpressions whose results ``run`` keeps for the rest of an evaluation
     shared: frozenset[str] = field(default=frozenset(), compare=False, repr=False)
+    plain: Callable[[Ctx], Value] | None = field(
+        default=None, init=False, compare=False, repr=False
+    )
 
     def runner(self, options: EvalOptions) -> Callable[[Ctx], Value]:
         """The compiled form that ``options`` asks for."""
-        return self.run if options.plan else self.plain
+        if options.plan:
+            return self.run
+        plain = self.plain
+        if plain is None:
+            plain = compile_expr(self.ast, PLAIN_OPTIONS)
+            object.__setattr__(self, "plain", plain)  # frozen: a cache, not a change
+        return plain
 
     def sharing(self, shared: frozenset[str]) -> Query:
         """This query with ``run`` keeping, for the rest of an evaluation, the results of its
@@ -86,7 +95,7 @@ def load(text: str) -> Query:
     # Only what the expression reads twice is kept: any other lookup would never hit.
     [shared] = shared_subexpressions([ast])
     run = compile_expr(ast, DEFAULT_OPTIONS, shared)
-    return Query(text, ast, kind, run, compile_expr(ast, PLAIN_OPTIONS), shared)
+    return Query(text, ast, kind, run, shared)
 
 
 def evaluate(
