@@ -2,6 +2,8 @@ from __future__ import annotations
 
 import itertools
 
+import pytest
+
 from inferwatch.clock import FakeClock
 from inferwatch.labels import Matcher, make_labels
 from inferwatch.model import Kind
@@ -91,6 +93,23 @@ def test_retention_trims_old_samples() -> None:
     assert s.samples()[0][0] >= clock.time() - 60
     st.require_retention(3600)
     assert st.retention_s == 3600
+
+
+@pytest.mark.parametrize("every", [60.0, 600.0])
+def test_ticks_apply_retention_at_the_store_s_trim_interval(every: float) -> None:
+    """A tick trims once ``trim_every_s`` has passed since the last trim: samples older than
+    retention live at most that much longer (replay trims every 10 minutes of its log)."""
+    clock = FakeClock(0.0)
+    st = SeriesStore(clock, retention_s=60.0, trim_every_s=every)
+    oldest: list[float] = []
+    for t in range(0, 1201, 10):
+        clock.set(float(t))
+        st.set("g", (), 1.0)
+        st.tick()
+        oldest.append(st.get("g", ()).samples()[0][0])  # type: ignore[union-attr]
+    ages = [t - first for t, first in zip(range(0, 1201, 10), oldest, strict=True)]
+    assert max(ages) == 60.0 + every - 10.0  # trimmed at the tick that reaches the interval
+    assert ages[-1] <= 60.0 + every
 
 
 def test_describe() -> None:

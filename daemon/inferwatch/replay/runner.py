@@ -48,6 +48,9 @@ if TYPE_CHECKING:
 
 DEFAULT_THRESHOLDS = EngineThresholds()
 MAX_GAP_S = 25 * 3600.0  # longer than any rule range shipped (24 h baselines)
+# Retention is applied every 10 minutes of the log: a replay keeps a day of history for the
+# baselines anyway, and trimming every minute was ~5 % of a replay's own time.
+TRIM_EVERY_S = 600.0
 
 
 @dataclass(slots=True)
@@ -91,7 +94,7 @@ class Replay:
         self.ctx = ctx
         self.eval_step = eval_step
         self.clock = FakeClock(0.0)
-        self.store = SeriesStore(self.clock, limits=limits)
+        self.store = SeriesStore(self.clock, limits=limits, trim_every_s=TRIM_EVERY_S)
         self.scheduler = VirtualScheduler(self.clock)
         self.kernel: KernelPipeline | None = None
         self._kernel_feed: Callable[[KernelPipeline, TimedRecord], list[Effect]] | None = None

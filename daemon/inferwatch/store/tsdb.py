@@ -45,9 +45,11 @@ class SeriesStore:
         retention_s: float = DEFAULT_RETENTION_S,
         stale_after_s: float = STALE_AFTER_S,
         limits: SeriesLimits | None = None,
+        trim_every_s: float = TRIM_EVERY_S,
     ) -> None:
         self.clock = clock
         self.retention_s = retention_s
+        self.trim_every_s = trim_every_s  # samples past retention live at most this much longer
         self.stale_after_s = stale_after_s
         self._by_name: dict[str, dict[Labels, Series]] = {}
         self._meta: dict[str, MetricMeta] = {}
@@ -207,7 +209,7 @@ class SeriesStore:
             last = s.last()
             if last is not None and now - last[0] >= CARRY_EVERY_S and not is_stale(last[1]):
                 s.append(now, last[1])
-        if now - self._trimmed_at >= TRIM_EVERY_S or now < self._trimmed_at:
+        if now - self._trimmed_at >= self.trim_every_s or now < self._trimmed_at:
             self.trim(now)
 
     def bridge(self, now: float) -> int:
