@@ -1,5 +1,5 @@
-# Shell helpers shared by bench/engine_replay.sh, bench/compare_revs.sh and bench/rules_compare.sh
-# (sourced; they set $out before calling these).
+# Shell helpers shared by bench/engine_replay.sh, bench/compare_revs.sh, bench/rules_compare.sh
+# and bench/replay_cpu.py --rev (sourced; they set $out before calling these).
 
 # One contender, whole process: "wall user+sys" seconds (children included) to stdout.
 # Output goes to a file: GNU grep stops at the first match when its output is /dev/null.

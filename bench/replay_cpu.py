@@ -67,21 +67,17 @@ def one(args: list[str], daemon: Path | None = None) -> tuple[float, float, floa
     return wall, own, workers
 
 
-def archived(rev: str) -> Path:
-    """The commit's ``daemon/`` (and ``rules/``) in bench/out/rev-<sha>/, byte-compiled."""
-    sha = subprocess.run(
-        ["git", "rev-parse", "--short=12", f"{rev}^{{commit}}"],
-        cwd=REPO, capture_output=True, text=True, check=True,
-    ).stdout.strip()  # fmt: skip
-    where = REPO / "bench" / "out" / f"rev-{sha}"
-    if not (where / "daemon").is_dir():
-        where.mkdir(parents=True, exist_ok=True)
-        tar = subprocess.run(["git", "archive", sha, "daemon", "rules"], cwd=REPO,
-                             capture_output=True, check=True).stdout  # fmt: skip
-        subprocess.run(["tar", "-x", "-C", str(where)], input=tar, check=True)
-    subprocess.run([sys.executable, "-m", "compileall", "-q", str(where / "daemon")],
-                   stdout=subprocess.DEVNULL, check=True)  # fmt: skip
-    return where / "daemon"
+def archived(revs: list[str]) -> dict[str, Path]:
+    """Each commit's ``daemon/`` in bench/out/rev-<sha>/, byte-compiled: bench/lib.sh's
+    ``archive_revs``, as bench/compare_revs.sh takes them."""
+    script = 'source bench/lib.sh; out=bench/out; archive_revs "$@"; printf "%s\\n" "${revs[@]}"'
+    done = subprocess.run(["bash", "-euc", script, "archive", *revs], cwd=REPO,
+                          capture_output=True, text=True, check=True)  # fmt: skip
+    shas = done.stdout.split()
+    return {
+        rev: REPO / "bench" / "out" / f"rev-{sha}" / "daemon"
+        for rev, sha in zip(revs, shas, strict=True)
+    }
 
 
 def _runs(ns: argparse.Namespace, base: list[str]) -> dict[str, list[tuple[float, float, float]]]:
@@ -92,7 +88,7 @@ def _runs(ns: argparse.Namespace, base: list[str]) -> dict[str, list[tuple[float
             for name, args in variants.items():
                 rounds[name].append(one(args))
         return rounds
-    trees = {rev: archived(rev) for rev in ns.rev}
+    trees = archived(ns.rev)
     rounds = {rev: [] for rev in trees}
     for k in range(ns.rounds):
         for rev in list(trees) if k % 2 == 0 else list(reversed(trees)):

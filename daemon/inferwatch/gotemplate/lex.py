@@ -75,11 +75,11 @@ def _at_right(text: str, i: int) -> tuple[bool, int]:
     return False, 0
 
 
-def tokenize(text: str, start: int = 0) -> list[Token]:
+def tokenize(text: str, begin: int = 0) -> list[Token]:
     """The whole template as tokens; comments are dropped, trim markers applied to the text.
-    ``start``: lex from there on (the end of an action that trims nothing after it)."""
+    ``begin``: lex from there on (the end of an action that trims nothing after it)."""
     out: list[Token] = []
-    i = start
+    i = begin
     trim_next = False
     while i < len(text):
         start = text.find("{{", i)
