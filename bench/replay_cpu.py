@@ -2,6 +2,7 @@
 
     .venv/bin/python bench/replay_cpu.py [--rounds N] [--json F] LOG
     .venv/bin/python bench/replay_cpu.py --rev A --rev B [--rounds N] LOG
+    .venv/bin/python bench/replay_cpu.py --phases [--rounds N] LOG
 
 runs figure 1's command, ``inferwatch replay --engine-log LOG --format jsonl --year 2026``
 (output to /dev/null), with the shipped rules and with ``--no-rules``, N times each in turn,
@@ -17,6 +18,15 @@ with ``git archive`` into bench/out/rev-<sha>/ and byte-compiled (this machine s
 ``PYTHONDONTWRITEBYTECODE``: an uncompiled tree compiles ~200 modules on every run), then N
 rounds of the command with the rules, the commits' order turning each round (A B, B A, …): the
 machine's speed drifts by tens of percent within minutes, and pairs see the same drift.
+
+With ``--phases``, where the replay process's own CPU goes, with the rules (the process's main
+thread timed with ``time.thread_time`` around the replay's steps; the timers add ~1 µs a call,
+so these runs are not the figure): start-up to the first record (imports, rules, the fork of
+the scan), the records (derivation, store writes and output; event-driven rule runs excluded),
+the ticks (the store's tick, engine flushes, thresholds; their rule runs excluded), the rules
+(every group evaluation), the rest of the main thread (merging, the virtual clock, the
+summary), the other threads (the pool's result thread unpickling the workers' parts), the wall
+time spent waiting for a part, and the CPU of parts the process scanned itself while waiting.
 """
 
 from __future__ import annotations
@@ -42,6 +52,82 @@ os._exit(code)
 """
 FIELDS = ("wall_s", "replay_process_cpu_s", "scan_workers_cpu_s")
 
+_PHASES_CHILD = """
+import os, resource, sys, time
+from inferwatch import cli
+from inferwatch.replay import engine_parts, runner
+from inferwatch.rules.evaluator import RuleManager
+
+clock = time.thread_time
+spent = dict.fromkeys(("startup", "records", "ticks", "rules", "waiting", "stolen"), 0.0)
+rules_in = [0.0]  # rule CPU so far: what a step's own time excludes
+ticking = [False]
+
+def timer(fn, phase, skip_in_tick=False):
+    def run(*args, **kwargs):
+        if skip_in_tick and ticking[0]:
+            return fn(*args, **kwargs)
+        t, before = clock(), rules_in[0]
+        try:
+            return fn(*args, **kwargs)
+        finally:
+            spent[phase] += clock() - t - (rules_in[0] - before)
+    return run
+
+def rule_timer(fn):
+    def run(*args, **kwargs):
+        t = clock()
+        try:
+            return fn(*args, **kwargs)
+        finally:
+            d = clock() - t
+            spent["rules"] += d
+            rules_in[0] += d
+    return run
+
+def wall_timer(fn, phase):
+    def run(*args, **kwargs):
+        t = time.perf_counter()
+        try:
+            return fn(*args, **kwargs)
+        finally:
+            spent[phase] += time.perf_counter() - t
+    return run
+
+Replay = runner.Replay
+run0, tick0 = Replay.run, Replay._tick
+
+async def run(self):
+    spent["startup"] = clock()
+    return await run0(self)
+
+async def tick(self):
+    t, before = clock(), rules_in[0]
+    ticking[0] = True
+    try:
+        await tick0(self)
+    finally:
+        ticking[0] = False
+        spent["ticks"] += clock() - t - (rules_in[0] - before)
+
+Replay.run, Replay._tick = run, tick
+Replay._process = timer(Replay._process, "records")
+Replay._effects = timer(Replay._effects, "records", skip_in_tick=True)
+RuleManager.evaluate_group = rule_timer(RuleManager.evaluate_group)
+engine_parts._Job.result = wall_timer(engine_parts._Job.result, "waiting")
+engine_parts._Scan._steal = timer(engine_parts._Scan._steal, "stolen")
+code = cli.dispatch(cli.build_parser().parse_args(["replay", *sys.argv[1:]]))
+sys.stdout.flush()
+main = clock()
+me = resource.getrusage(resource.RUSAGE_SELF)
+spent["rest"] = main - sum(spent[k] for k in ("startup", "records", "ticks", "rules", "stolen"))
+spent["other_threads"] = me.ru_utime + me.ru_stime - main
+line = " ".join(f"{k}={v:.4f}" for k, v in spent.items())
+os.write(2, f"replay-phases {line}\\n".encode())
+os._exit(code)
+"""
+PHASES = ("startup", "records", "ticks", "rules", "rest", "other_threads", "stolen", "waiting")
+
 
 REPO = Path(__file__).resolve().parents[1]
 
@@ -65,6 +151,30 @@ def one(args: list[str], daemon: Path | None = None) -> tuple[float, float, floa
         raise SystemExit(f"replay failed (exit {proc.returncode}):\n{proc.stderr}")
     own, workers = map(float, line.split()[1:])
     return wall, own, workers
+
+
+def phases(args: list[str]) -> dict[str, float]:
+    """Seconds of each of :data:`PHASES` in one replay with the rules (``--phases``)."""
+    proc = subprocess.run([sys.executable, "-c", _PHASES_CHILD, *args], stdout=subprocess.DEVNULL,
+                          stderr=subprocess.PIPE, text=True, check=False)  # fmt: skip
+    line = next((x for x in proc.stderr.splitlines() if x.startswith("replay-phases ")), None)
+    if proc.returncode != 0 or line is None:
+        raise SystemExit(f"replay failed (exit {proc.returncode}):\n{proc.stderr}")
+    found = dict(item.split("=") for item in line.split()[1:])
+    return {name: float(found[name]) for name in PHASES}
+
+
+def report_phases(ns: argparse.Namespace, base: list[str]) -> None:
+    runs = [phases(base) for _ in range(ns.rounds)]
+    print("replay process, main thread unless said (with the rules; timers on)")
+    for name in PHASES:
+        values = [r[name] for r in runs]
+        each = "  ".join(f"{v:.3f}" for v in values)
+        print(f"  {name:<14} {statistics.median(values):6.3f} s   [{each}]")
+    if ns.json is not None:
+        medians = {name: statistics.median(r[name] for r in runs) for name in PHASES}
+        ns.json.write_text(json.dumps({"median": medians, "rounds": runs}, indent=1) + "\n",
+                           encoding="utf-8")  # fmt: skip
 
 
 def archived(revs: list[str]) -> dict[str, Path]:
@@ -101,11 +211,18 @@ def main() -> None:
     parser.add_argument("log", type=Path, help="the engine log (bench/gen_engine_log.py)")
     parser.add_argument("--rounds", type=int, default=5)
     parser.add_argument("--rev", action="append", help="a commit to run side by side (2 or more)")
+    parser.add_argument("--phases", action="store_true",
+                        help="where the replay process's CPU goes (rules on)")  # fmt: skip
     parser.add_argument("--json", type=Path, help="write the medians and every round here")
     ns = parser.parse_args()
     if ns.rev is not None and len(ns.rev) < 2:
         parser.error("--rev: give two commits or more")
+    if ns.rev is not None and ns.phases:
+        parser.error("--phases runs this checkout's package only: no --rev with it")
     base = ["--engine-log", str(ns.log.resolve()), "--format", "jsonl", "--year", "2026"]
+    if ns.phases:
+        report_phases(ns, base)
+        return
     doc = {}
     for name, runs in _runs(ns, base).items():
         print(f"replay ({name.replace('_', ' ')})")

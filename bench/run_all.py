@@ -59,7 +59,8 @@ def ingest_runs(quick: bool, out: Path) -> list[Any]:
     log = BENCH / "out" / f"engine-{lines}.log"  # engine_replay.sh writes it first
     split = [PY, str(BENCH / "replay_cpu.py"), str(log), "--rounds", "1" if quick else "3"]
     return [(env, ["bash", str(BENCH / "engine_replay.sh")]),
-            [*split, "--json", str(out.with_suffix(".cpu.json"))]]  # fmt: skip
+            [*split, "--json", str(out.with_suffix(".cpu.json"))],
+            [*split, "--phases", "--json", str(out.with_suffix(".phases.json"))]]  # fmt: skip
 
 
 def ingest_rows(docs: list[Any]) -> list[Row]:
@@ -76,7 +77,8 @@ def ingest_rows(docs: list[Any]) -> list[Row]:
          f"{iw / gr:.1f}× grep's time", "≤ 5×", met(iw / gr <= 5)),
         ("1. ingest, replay --no-rules (for reference)", f"{nr:.2f} s", f"mtail {mt:.2f} s",
          f"{mt / nr:.1f}× faster", "—", "—"),
-        *cpu_rows(docs[1:]),
+        *cpu_rows(docs[1:2]),
+        *phase_rows(docs[2:]),
     ]  # fmt: skip
 
 
@@ -90,6 +92,17 @@ def cpu_rows(docs: list[Any]) -> list[Row]:
              f"replay process {rules['replay_process_cpu_s']:.2f} CPU-s "
              f"({plain['replay_process_cpu_s']:.2f} with --no-rules), scan workers "
              f"{rules['scan_workers_cpu_s']:.2f}", "—", "—", "—", "—")]  # fmt: skip
+
+
+def phase_rows(docs: list[Any]) -> list[Row]:
+    """The replay process's CPU step by step (``replay_cpu.py --phases``, timers on)."""
+    if not docs:
+        return []
+    m = docs[0]["median"]
+    names = ("startup", "records", "ticks", "rules", "rest", "other_threads")
+    steps = ", ".join(f"{name.replace('_', ' ')} {m[name]:.2f}" for name in names)
+    return [("1. ingest, the replay process step by step (replay_cpu.py --phases, CPU-s)", steps,
+             "—", "—", "—", "—")]  # fmt: skip
 
 
 def ingest_needs() -> str | None:
