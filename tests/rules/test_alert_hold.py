@@ -1,5 +1,6 @@
 """The rule manager's shortcut for a firing rule whose result repeats exactly (rules/alert_hold):
-alerts, transitions and the ALERTS series are those of the full evaluation, step by step."""
+alerts, transitions and the ALERTS series are those of the full evaluation, step by step, for
+templates with and without ``query`` (whose answers change under a held result)."""
 
 from __future__ import annotations
 
@@ -32,6 +33,16 @@ groups:
           summary: "{{ $labels.job }} at {{ $value }}"
       - alert: Now
         expr: x > 1
+      - alert: Asks
+        expr: x > 1
+        labels:
+          tier: '{{ with query "y > 1" }}hot{{ else }}cold{{ end }}'
+        annotations:
+          summary: '{{ with query "y" }}{{ . | first | value }}{{ else }}none{{ end }}'
+      - alert: AsksBadly
+        expr: x > 1
+        annotations:
+          bad: '{{ with query "sum(" }}{{ . }}{{ end }}{{ with query "y" }}{{ . }}{{ end }}'
 """
 
 JOBS = [(("job", "a"),), (("job", "b"),)]
@@ -47,8 +58,9 @@ def manager(options: EvalOptions = DEFAULT_OPTIONS) -> tuple[RuleManager, Series
 def run(
     values: list[tuple[float | None, float | None]], options: EvalOptions = DEFAULT_OPTIONS
 ) -> tuple[list[object], list[object]]:
-    """Evaluate every 10 s; x per job (None: no sample). Alerts and transitions at each step,
-    and every ALERTS sample written."""
+    """Evaluate every 10 s; x per job (None: no sample), and y, which only the templates of
+    ``Asks`` read: the second job's x when the step is odd. Alerts with their annotations and
+    transitions at each step, and every ALERTS sample written."""
     rules, store = manager(options)
     states: list[object] = []
     for step, per_job in enumerate(values):
@@ -56,8 +68,11 @@ def run(
         for labels, x in zip(JOBS, per_job, strict=True):
             if x is not None:
                 store.set("x", labels, x, t)
+        if step % 2 and per_job[1] is not None:
+            store.set("y", (), per_job[1], t)
         moves: list[AlertTransition] = rules.evaluate_all(t)
-        states.append((rules.alerts(include_resolved=True), moves))
+        alerts = rules.alerts(include_resolved=True)
+        states.append(([(a, dict(a.annotations)) for a in alerts], moves))
     written = sorted(
         (s.name, s.labels, list(s.ts), [repr(v) for v in s.vs])
         for s in store.all_series()
@@ -78,9 +93,12 @@ values = st.lists(
 def test_the_shortcut_changes_nothing(values: list[tuple[float | None, float | None]]) -> None:
     fast = run(values)
     with pytest.MonkeyPatch.context() as patch:
-        patch.setattr(evaluator, "pure", lambda _rule: False)
+        patch.setattr(evaluator, "Held", lambda *_args: None)  # nothing held: the full path
         full = run(values)
     assert fast == full
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(evaluator, "pure", lambda _rule: False)  # every rule's questions kept
+        assert run(values) == fast
     assert run(values, PLAIN_OPTIONS) == fast  # no speed machinery at all
 
 
@@ -96,5 +114,32 @@ def test_a_firing_rule_takes_the_shortcut(monkeypatch: pytest.MonkeyPatch) -> No
         rules.evaluate_all(10.0 * step)
     (up,) = [a for a in rules.alerts() if a.name == "Up"]
     assert (up.state.value, up.last_eval) == ("firing", 90.0)
-    # Up: pending at 0 and 10, firing from 20 (3 full runs); Now: firing at 0 (1 full run).
-    assert len(calls) == 4
+    # Up: pending at 0 and 10, firing from 20 (3 full runs); Now and Asks: firing at 0 (1 full
+    # run each; Asks asks its questions again at every step, and gets the same answers);
+    # AsksBadly: a question fails at every step, so nothing of it is held (10 full runs).
+    assert len(calls) == 15
+
+
+def test_a_new_answer_ends_the_shortcut(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A held rule whose template's question gets a different answer is evaluated in full, and
+    its alert shows the new answer; while the answer stays, the shortcut holds again."""
+    rules, store = manager()
+    calls: list[int] = []
+    real = evaluator.ev.candidates
+    monkeypatch.setattr(
+        evaluator.ev, "candidates",
+        lambda rule, *a, **k: (calls.append(1) if rule.name == "Asks" else None)
+        or real(rule, *a, **k),
+    )  # fmt: skip
+    summaries = []
+    for step in range(8):
+        t = 10.0 * step
+        store.set("x", JOBS[0], 3.0, t)
+        if step in (3, 5):
+            store.set("y", (), float(step), t)
+        rules.evaluate_all(t)
+        (asks,) = [a for a in rules.alerts() if a.name == "Asks"]
+        summaries.append(dict(asks.annotations)["summary"])
+    # y appears at 30 s and changes at 50 s; it stays within the lookback at 60 and 70 s.
+    assert summaries == ["none", "none", "none", "3", "3", "5", "5", "5"]
+    assert len(calls) == 3  # at 0, 30 and 50 s

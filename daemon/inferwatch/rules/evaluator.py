@@ -30,7 +30,7 @@ from inferwatch.promql.index import SelectionCache, cache_for
 from inferwatch.promql.partition import Pairs, Part
 from inferwatch.rules import partial
 from inferwatch.rules import rule_eval as ev
-from inferwatch.rules.alert_hold import Held, pure, signature
+from inferwatch.rules.alert_hold import Asking, Held, answered_alike, pure, signature
 from inferwatch.rules.outputs import RuleOutputs
 from inferwatch.rules.partial import MAX_PARTS, partition_of, scope
 from inferwatch.rules.rule_status import GroupOutcome, RuleError, RuleStatus
@@ -383,13 +383,20 @@ class RuleManager:
         held, result = state.held, None
         if held is not None and rule.key not in self._restore:
             result = signature(vec)
-            if result == held.signature and state.alerts.hold(
-                held.labels, t, self.resolved_retention_s
+            if result == held.signature and held.asked:
+                query = ev.once_each(query)  # a full evaluation below reuses these answers
+            if (
+                result == held.signature
+                and (not held.asked or answered_alike(held.asked, query))
+                and state.alerts.hold(held.labels, t, self.resolved_retention_s)
             ):
                 state.outputs.write(self.store, held.rows, t)
                 return []  # the same alerts, all firing: only their evaluation time moved
-        expansions = self._expansions if self.options.plan else None
-        found = ev.candidates(rule, vec, self.external_labels, self.external_url, query, expansions)
+        plan = self.options.plan
+        expansions = self._expansions if plan else None
+        asking = Asking(query) if plan and not self._pure(rule) else None
+        found = ev.candidates(rule, vec, self.external_labels, self.external_url,
+                              query if asking is None else asking, expansions)  # fmt: skip
         for alert in self._restore.pop(rule.key, ()):
             back = saved.restored(alert, t, rule.for_s, self._saved_at, self.restore_policy)
             if back is not None:
@@ -400,9 +407,10 @@ class RuleManager:
                                  self.resolved_retention_s)  # fmt: skip
         rows = ev.alert_rows(rule, state.alerts.active(), self.series)
         state.outputs.write(self.store, rows, t)
-        if self.options.plan and self._pure(rule):
+        if plan and (asking is None or not asking.failed):
             labels = frozenset(c.labels for c in found)
-            state.held = Held(result or signature(vec), labels, tuple(rows))
+            asked = () if asking is None else tuple(asking.asked)
+            state.held = Held(result or signature(vec), labels, tuple(rows), asked)
         return out
 
     def _within(

@@ -173,7 +173,7 @@ class Expansions:
         query: Callable[[str], QueryResult],
     ) -> str:
         kept = self._asked.get(key)
-        if kept is not None and _same_answers(kept[1], query):
+        if kept is not None and same_answers(kept[1], query):
             return kept[0]
         asked: list[tuple[str, QueryResult]] = []
         failed = False
@@ -196,9 +196,11 @@ class Expansions:
         return text
 
 
-def _same_answers(
+def same_answers(
     asked: tuple[tuple[str, QueryResult], ...], query: Callable[[str], QueryResult]
 ) -> bool:
+    """Whether each question, asked again in order, gets the same answer to the bit (one the
+    ``query`` function refuses: no)."""
     for text, answer in asked:
         try:
             again = query(text)
