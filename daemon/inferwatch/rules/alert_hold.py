@@ -9,7 +9,7 @@ differ from the full path: every alert held firing and found again, nothing pend
 firing, no alert waiting to be restored, and templates that expand the same again. A template
 that never calls ``query`` does (the same sample always expands the same); one that does is a
 pure function of the sample and the answers it got, so the questions the rule's templates asked
-are kept with their answers (:class:`Asking`) and asked again first: one different answer, or
+are kept with their answers (``rule_eval.Asking``) and asked again first: one different answer, or
 one that fails, and the evaluation takes the full path. The rule manager forgets what it holds
 when rules are reloaded.
 """
@@ -17,14 +17,12 @@ when rules are reloaded.
 from __future__ import annotations
 
 import struct
-from collections.abc import Callable
 from dataclasses import dataclass
 
 from inferwatch.gotemplate.templates import QueryResult
 from inferwatch.labels import Labels
 from inferwatch.promql.engine import Vector
 from inferwatch.rules.outputs import Row
-from inferwatch.rules.rule_eval import same_answers
 from inferwatch.rules.ruleset import AlertingRule
 
 _BITS = struct.Struct("<d").pack  # -0.0 and 0.0 render differently in a template's $value
@@ -42,36 +40,6 @@ def signature(vec: Vector) -> Signature:
 def pure(rule: AlertingRule) -> bool:
     """Whether the rule's label and annotation templates are pure functions of the sample."""
     return all("query" not in t.source for _, t in (*rule.labels, *rule.annotations))
-
-
-class Asking:
-    """The ``query`` function of one full evaluation, keeping each question and its answer;
-    ``failed`` when one raised (what such a template expands to is not held)."""
-
-    __slots__ = ("_query", "asked", "failed")
-
-    def __init__(self, query: Callable[[str], QueryResult]) -> None:
-        self._query = query
-        self.asked: list[tuple[str, QueryResult]] = []
-        self.failed = False
-
-    def __call__(self, text: str) -> QueryResult:
-        try:
-            found = self._query(text)
-        except BaseException:
-            self.failed = True
-            raise
-        self.asked.append((text, found))
-        return found
-
-
-def answered_alike(asked: Asked, query: Callable[[str], QueryResult]) -> bool:
-    """Whether the questions get the same answers now; any failure counts as a change (the full
-    path then meets it as it would have)."""
-    try:
-        return same_answers(asked, query)
-    except Exception:
-        return False
 
 
 @dataclass(frozen=True, slots=True)

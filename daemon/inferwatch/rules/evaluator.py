@@ -30,7 +30,7 @@ from inferwatch.promql.index import SelectionCache, cache_for
 from inferwatch.promql.partition import Pairs, Part
 from inferwatch.rules import partial
 from inferwatch.rules import rule_eval as ev
-from inferwatch.rules.alert_hold import Asking, Held, answered_alike, pure, signature
+from inferwatch.rules.alert_hold import Held, pure, signature
 from inferwatch.rules.outputs import RuleOutputs
 from inferwatch.rules.partial import MAX_PARTS, partition_of, scope
 from inferwatch.rules.rule_status import GroupOutcome, RuleError, RuleStatus
@@ -383,18 +383,17 @@ class RuleManager:
         held, result = state.held, None
         if held is not None and rule.key not in self._restore:
             result = signature(vec)
-            if result == held.signature and held.asked:
-                query = ev.once_each(query)  # a full evaluation below reuses these answers
-            if (
-                result == held.signature
-                and (not held.asked or answered_alike(held.asked, query))
-                and state.alerts.hold(held.labels, t, self.resolved_retention_s)
-            ):
-                state.outputs.write(self.store, held.rows, t)
-                return []  # the same alerts, all firing: only their evaluation time moved
+            if result == held.signature:
+                if held.asked:
+                    query = ev.once_each(query)  # a full evaluation below reuses these answers
+                if (not held.asked or ev.same_answers(held.asked, query)) and state.alerts.hold(
+                    held.labels, t, self.resolved_retention_s
+                ):
+                    state.outputs.write(self.store, held.rows, t)
+                    return []  # the same alerts, all firing: only their evaluation time moved
         plan = self.options.plan
         expansions = self._expansions if plan else None
-        asking = Asking(query) if plan and not self._pure(rule) else None
+        asking = ev.Asking(query) if plan and not self._pure(rule) else None
         found = ev.candidates(rule, vec, self.external_labels, self.external_url,
                               query if asking is None else asking, expansions)  # fmt: skip
         for alert in self._restore.pop(rule.key, ()):

@@ -175,25 +175,34 @@ class Expansions:
         kept = self._asked.get(key)
         if kept is not None and same_answers(kept[1], query):
             return kept[0]
-        asked: list[tuple[str, QueryResult]] = []
-        failed = False
-
-        def recording(text: str) -> QueryResult:
-            nonlocal failed
-            try:
-                found = query(text)
-            except BaseException:
-                failed = True
-                raise
-            asked.append((text, found))
-            return found
-
-        text = expand_for_rule(template, data, recording)
-        if not failed:  # a failed question may be answered next time: ask again then
+        asking = Asking(query)
+        text = expand_for_rule(template, data, asking)
+        if not asking.failed:  # a failed question may be answered next time: ask again then
             if len(self._asked) >= self._size:
                 self._asked.clear()
-            self._asked[key] = (text, tuple(asked))
+            self._asked[key] = (text, tuple(asking.asked))
         return text
+
+
+class Asking:
+    """A ``query`` function keeping each question asked through it and its answer, in order;
+    ``failed`` when one raised (what was expanded with it is not kept)."""
+
+    __slots__ = ("_query", "asked", "failed")
+
+    def __init__(self, query: Callable[[str], QueryResult]) -> None:
+        self._query = query
+        self.asked: list[tuple[str, QueryResult]] = []
+        self.failed = False
+
+    def __call__(self, text: str) -> QueryResult:
+        try:
+            found = self._query(text)
+        except BaseException:
+            self.failed = True
+            raise
+        self.asked.append((text, found))
+        return found
 
 
 def same_answers(
