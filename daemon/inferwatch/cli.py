@@ -230,6 +230,7 @@ def _replay(args: argparse.Namespace, tz: datetime.tzinfo, year: int, collector:
         engine_thresholds=settings.engine_thresholds,
         limits=settings.limits,
         alert_limit=settings.alerts_per_rule,
+        keep_unread=args.report is not None,  # the report draws the engines' curves
     )
     try:
         collector.loaded()

@@ -7,6 +7,7 @@ import pytest
 from inferwatch.clock import FakeClock
 from inferwatch.labels import Matcher, make_labels
 from inferwatch.model import Kind
+from inferwatch.store.limits import SeriesLimits
 from inferwatch.store.tsdb import SeriesStore
 
 
@@ -168,3 +169,31 @@ def test_retention_per_metric_name() -> None:
     assert base is not None and other is not None
     assert len(base) == 300
     assert len(other) <= 61
+
+
+def test_gauges_nothing_reads_are_created_without_samples() -> None:
+    """``reads``: a replay's store keeps samples only of what its rules can read; the others
+    still join as series (limits, the series count and the generation see them as before)."""
+    clock = FakeClock(1000.0)
+    limits = SeriesLimits(series_total=3)
+    st = SeriesStore(clock, limits=limits, reads=lambda name: name.startswith("read_"))
+    plain = SeriesStore(FakeClock(1000.0), limits=limits)
+    gpu = make_labels({"gpu": "0"})
+    for s in (st, plain):
+        assert s.set("unread_gauge", gpu, 1.0)
+        assert s.set("read_gauge", gpu, 2.0)
+        s.inc("unread_total", gpu)  # counters are never muted
+        assert not s.set("unread_gauge", make_labels({"gpu": "1"}), 3.0)  # the 4th: refused
+    assert st.series_count() == plain.series_count()  # with the dropped-series counter
+    assert st.generation == plain.generation
+    muted = st.get("unread_gauge", gpu)
+    assert muted is not None and muted.muted and len(muted) == 0
+    kept = st.get("read_gauge", gpu)
+    assert kept is not None and not kept.muted and list(kept.vs) == [2.0]
+    counter = st.get("unread_total", gpu)
+    assert counter is not None and list(counter.vs) == [1.0]
+    with pytest.raises(ValueError, match="NaN"):
+        st.set("unread_gauge", gpu, 1.0, float("nan"))  # refused as any gauge's would be
+    nothing = SeriesStore(FakeClock(0.0))
+    nothing.set("g", gpu, 1.0)
+    assert len(nothing.get("g", gpu) or ()) == 1  # no reads given: everything is kept

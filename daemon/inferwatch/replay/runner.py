@@ -38,6 +38,7 @@ from inferwatch.replay.timeline import (
     merged,
 )
 from inferwatch.rules.evaluator import RuleManager
+from inferwatch.rules.reads import metric_reads
 from inferwatch.rules.ruleset import RuleGroup, RuleSet
 from inferwatch.runtime.scheduler import VirtualScheduler
 from inferwatch.store.limits import SeriesLimits
@@ -88,13 +89,17 @@ class Replay:
         engine_thresholds: dict[str, EngineThresholds] | None = None,
         limits: SeriesLimits | None = None,
         alert_limit: int = 0,
+        keep_unread: bool = True,
     ) -> None:
         self.inputs = inputs
         self.writer = writer
         self.ctx = ctx
         self.eval_step = eval_step
         self.clock = FakeClock(0.0)
-        self.store = SeriesStore(self.clock, limits=limits, trim_every_s=TRIM_EVERY_S)
+        # Unless the store is read after the run (a report draws it: ``keep_unread``), only the
+        # rules read it, and gauges they cannot read keep no samples.
+        reads = None if keep_unread else metric_reads(rule_set or RuleSet())
+        self.store = SeriesStore(self.clock, limits=limits, trim_every_s=TRIM_EVERY_S, reads=reads)
         self.scheduler = VirtualScheduler(self.clock)
         self.kernel: KernelPipeline | None = None
         self._kernel_feed: Callable[[KernelPipeline, TimedRecord], list[Effect]] | None = None

@@ -70,7 +70,7 @@ def _reach(query: Query, lookback_s: float) -> Iterator[tuple[VectorSelector, fl
 
 
 @dataclass(frozen=True, slots=True)
-class _NameTest:
+class NameTest:
     """Which metric names one selector can read."""
 
     exact: str | None
@@ -82,8 +82,10 @@ class _NameTest:
         return all(m.matches(metric) for m in self.matchers)
 
 
-def _name_test(sel: VectorSelector) -> _NameTest:
-    return _NameTest(family_name(sel), tuple(m for m in sel.matchers if m.name == NAME_LABEL))
+def name_test(sel: VectorSelector) -> NameTest:
+    """The metric names ``sel`` can read: its one name, or what its ``__name__`` matchers admit
+    (any name, without them)."""
+    return NameTest(family_name(sel), tuple(m for m in sel.matchers if m.name == NAME_LABEL))
 
 
 @dataclass(frozen=True, slots=True, eq=False)
@@ -96,13 +98,13 @@ class RuleGroup:
     interval_s: float | None = None
     limit: int = 0
     query_offset_s: float = 0.0
-    _reads: tuple[_NameTest, ...] = field(default=(), repr=False)
+    _reads: tuple[NameTest, ...] = field(default=(), repr=False)
 
     def __post_init__(self) -> None:
-        tests: list[_NameTest] = []
+        tests: list[NameTest] = []
         for rule in self.rules:
             for query in _queries(rule):
-                tests.extend(_name_test(sel) for sel, _ in _reach(query, 0.0))
+                tests.extend(name_test(sel) for sel, _ in _reach(query, 0.0))
         object.__setattr__(self, "_reads", tuple(dict.fromkeys(tests)))
 
     def reads(self, metric: str) -> bool:

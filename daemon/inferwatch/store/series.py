@@ -43,6 +43,9 @@ class Series:
     #: level, a compaction that moves the indices): equal versions mean an index still names
     #: the same sample (``promql.sliding`` keeps windows by index).
     version: int = 0
+    #: Readings given to ``SeriesStore.set`` are dropped: a gauge nothing will read (a batch
+    #: run's store, ``SeriesStore(reads=…)``).
+    muted: bool = False
 
     def __post_init__(self) -> None:
         if self.ts:  # samples given whole (a snapshot): nothing is known about them

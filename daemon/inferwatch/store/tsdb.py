@@ -46,8 +46,13 @@ class SeriesStore:
         stale_after_s: float = STALE_AFTER_S,
         limits: SeriesLimits | None = None,
         trim_every_s: float = TRIM_EVERY_S,
+        reads: Callable[[str], bool] | None = None,
     ) -> None:
+        """``reads``: the metric names anything will read (None: any); a gauge of another name
+        is created as always (the limits, the series count and the generation see it) and keeps
+        no samples (a batch run: ``inferwatch replay``, whose only readers are its rules)."""
         self.clock = clock
+        self._reads = reads
         self.retention_s = retention_s
         self.trim_every_s = trim_every_s  # samples past retention live at most this much longer
         self.stale_after_s = stale_after_s
@@ -97,6 +102,8 @@ class SeriesStore:
             if not self._admit(name, labels, 0 if family is None else len(family)):
                 return None
             s = Series(name, labels, kind, carry_forward=carry)
+            if self._reads is not None and kind is Kind.GAUGE and not self._reads(name):
+                s.muted = True
             self._by_name.setdefault(name, {})[labels] = s
             self._total += 1
             self.generation += 1
@@ -126,6 +133,8 @@ class SeriesStore:
                 return False
         if t is None or math.isnan(t):  # no time: the clock's; NaN: refused by _t
             t = self._t(t)
+        if s.muted:
+            return True
         if not s.append(t, float(value)):
             self.rejected_samples += 1
         return True
