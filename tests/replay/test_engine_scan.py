@@ -7,6 +7,7 @@ import asyncio
 import io
 import json
 import mmap
+import os
 import random
 from collections import deque
 from collections.abc import Iterator
@@ -185,3 +186,25 @@ def test_the_replay_scans_parts_no_worker_has_started(tmp_path: Path) -> None:
     scan.jobs = iter(())
     assert list(scan.results()) == expected
     assert all(f.cancelled() for f in never_started)  # every part was scanned here
+
+
+@pytest.mark.skipif(len(os.sched_getaffinity(0)) < 2, reason="needs two CPUs")
+def test_the_workers_leave_a_core_to_the_replay(tmp_path: Path) -> None:
+    """The scan's workers run on every CPU the replay may use but one, and the replay itself
+    stays free to run anywhere (its core is only kept clear of its own workers)."""
+    path = mixed_log(tmp_path)
+    before = os.sched_getaffinity(0)
+    key = engine_parts._Key.of(path, 2026, UTC, True)
+    with path.open("rb") as fh, mmap.mmap(fh.fileno(), 0, access=mmap.ACCESS_READ) as mm:
+        parts = engine_scan.cut_parts(mm, path.stat().st_size, 4)
+    scan = engine_parts._Scan(key, parts, 2)
+    try:
+        results = list(scan.results())
+        workers = list(scan.pool._processes or {})  # started by the first parts
+        assert workers
+        placed = {frozenset(os.sched_getaffinity(pid)) for pid in workers}
+    finally:
+        scan.close()
+    assert placed == {frozenset(sorted(before)[1:])}
+    assert os.sched_getaffinity(0) == before
+    assert results == [engine_parts._parse_part(*key.args(a, b)) for a, b in parts]

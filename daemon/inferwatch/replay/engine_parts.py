@@ -4,7 +4,8 @@ The scan of :mod:`engine_scan` runs in worker processes over parts of the file; 
 also decodes and parses its hit lines and reads their times (parsers and ``engine_time`` are
 pure), so only records travel back, never raw lines. The file is cut into more parts than
 workers, and the parts' records are yielded in file order as soon as each part is done: the
-replay works on the first parts while the workers (at a slightly lower priority) scan the rest.
+replay works on the first parts while the workers (at a slightly lower priority, and off one
+core left to the replay) scan the rest.
 """
 
 from __future__ import annotations
@@ -84,7 +85,10 @@ class _Scan:
     def __init__(self, key: _Key, parts: list[tuple[int, int]], n: int):
         self.width = min(n, len(parts))
         self.pool = ProcessPoolExecutor(
-            self.width, mp_context=multiprocessing.get_context("fork"), initializer=_yield
+            self.width,
+            mp_context=multiprocessing.get_context("fork"),
+            initializer=_yield,
+            initargs=(scan_cpus(),),
         )
         self.jobs = (self._submit(key.args(a, b)) for a, b in parts)
         self.pending: deque[_Job] = deque(islice(self.jobs, AHEAD * self.width))
@@ -183,11 +187,25 @@ def anchor_records(
         scan.close()
 
 
-def _yield() -> None:
-    """Run a worker a little below the replay: the replay applies records, evaluates rules and
-    writes output in file order, so it is the critical path; the scan fills the other cores."""
+def scan_cpus() -> frozenset[int] | None:
+    """The CPUs the scan workers run on: every one this process may use but the first, which
+    is left to the replay itself (None with fewer than two). The replay applies records,
+    evaluates rules and writes output in file order, the critical path: sharing a core with a
+    worker, even one below it, costs it ~5 % of a two-core run (bench/RESULTS.md). The replay
+    itself is not pinned: where its core is busy, it may run anywhere."""
+    if not hasattr(os, "sched_getaffinity"):
+        return None
+    allowed = sorted(os.sched_getaffinity(0))
+    return frozenset(allowed[1:]) if len(allowed) > 1 else None
+
+
+def _yield(cpus: frozenset[int] | None) -> None:
+    """Run a worker a little below the replay, and off its core (``cpus``: ``scan_cpus``)."""
     with contextlib.suppress(OSError):
         os.nice(WORKER_NICE)
+    if cpus is not None:
+        with contextlib.suppress(OSError):
+            os.sched_setaffinity(0, cpus)
 
 
 def _numbered(results: Iterator[PartResult] | list[PartResult]) -> Iterator[Hit]:
