@@ -22,6 +22,7 @@ from hypothesis import strategies as st
 
 from inferwatch.clock import FakeClock
 from inferwatch.labels import make_labels
+from inferwatch.promql.ast import expr_key, subexpressions
 from inferwatch.promql.engine import (
     DEFAULT_OPTIONS,
     PLAIN_OPTIONS,
@@ -35,8 +36,10 @@ from inferwatch.promql.engine import (
     load,
 )
 from inferwatch.promql.functions import FUNCTIONS
+from inferwatch.promql.load import parse
 from inferwatch.promtool.expr_tests import run_expr_tests
 from inferwatch.promtool.testfile import expand_values, load_test_file, parse_metric
+from inferwatch.rules.loader import load_rule_files
 from inferwatch.store.tsdb import SeriesStore
 
 _VALUES = ["0", "1.5", "-2", "NaN", "Inf", "1e308", "-0", "3", "stale", "7"]
@@ -324,3 +327,24 @@ def test_same_answers_as_promtool(tmp_path: Path) -> None:
         if t != o and not _acceptable(expr, t, o)
     ]
     assert not wrong, "\n\n".join(wrong[:5])
+
+
+@FUZZ
+@given(expressions)
+def test_expression_keys_are_their_repr(text: str) -> None:
+    """``expr_key``, the memo key of a compiled node, is its ``repr`` built once per node."""
+    try:
+        root = parse(text)
+    except PromQLError:
+        return
+    known: dict[int, str] = {}
+    for node in subexpressions(root):
+        assert expr_key(node, known) == repr(node)
+
+
+def test_shipped_rule_keys_are_their_repr() -> None:
+    rule_set, problems = load_rule_files(sorted((Path(__file__).parents[2] / "rules").glob("*")))
+    assert problems == []
+    for _, rule in rule_set.rules():
+        known: dict[int, str] = {}
+        assert all(expr_key(n, known) == repr(n) for n in subexpressions(rule.query.ast))

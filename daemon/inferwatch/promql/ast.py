@@ -9,6 +9,7 @@ selector through them, as Prometheus's engine does).
 
 from __future__ import annotations
 
+import dataclasses
 from dataclasses import dataclass, field
 from enum import StrEnum
 from typing import Literal
@@ -162,6 +163,10 @@ Expr = (
 ARITHMETIC_OPS = frozenset({"+", "-", "*", "/", "%", "^", "atan2"})
 COMPARISON_OPS = frozenset({"==", "!=", ">", "<", ">=", "<="})
 SET_OPS = frozenset({"and", "or", "unless"})
+_EXPRS = (
+    NumberLiteral, StringLiteral, VectorSelector, MatrixSelector, Call, Aggregate, Binary, Unary
+)  # fmt: skip
+_REPR_FIELDS = {kind: tuple(f.name for f in dataclasses.fields(kind) if f.repr) for kind in _EXPRS}
 
 
 def value_type(expr: Expr) -> ValueType:
@@ -174,12 +179,34 @@ def value_type(expr: Expr) -> ValueType:
         return ValueType.MATRIX
     if isinstance(expr, Call):
         return expr.returns
-    if isinstance(expr, Binary):
-        sides = (value_type(expr.lhs), value_type(expr.rhs))
-        return ValueType.SCALAR if sides == (ValueType.SCALAR,) * 2 else ValueType.VECTOR
+    if isinstance(expr, Binary):  # scalar only with two scalars: the right side only then
+        if value_type(expr.lhs) is ValueType.SCALAR and value_type(expr.rhs) is ValueType.SCALAR:
+            return ValueType.SCALAR
+        return ValueType.VECTOR
     if isinstance(expr, Unary):
         return value_type(expr.expr)
     return ValueType.VECTOR
+
+
+def expr_key(expr: Expr, known: dict[int, str]) -> str:
+    """``repr(expr)``, each node's text built once (``known``: by node, for one tree that stays
+    alive meanwhile); a node's own repr builds every subtree's again, and a compile asks for
+    the key of every node of a tree."""
+    found = known.get(id(expr))
+    if found is None:
+        names = _REPR_FIELDS[type(expr)]
+        values = (f"{name}={_value_repr(getattr(expr, name), known)}" for name in names)
+        found = known[id(expr)] = f"{type(expr).__qualname__}({', '.join(values)})"
+    return found
+
+
+def _value_repr(value: object, known: dict[int, str]) -> str:
+    if isinstance(value, _EXPRS):
+        return expr_key(value, known)
+    if isinstance(value, tuple) and value and isinstance(value[0], _EXPRS):
+        items = [expr_key(item, known) for item in value]
+        return f"({items[0]},)" if len(items) == 1 else f"({', '.join(items)})"
+    return repr(value)
 
 
 def selectors(expr: Expr) -> list[VectorSelector | MatrixSelector]:

@@ -22,6 +22,7 @@ from inferwatch.promql.ast import (
     Unary,
     ValueType,
     VectorSelector,
+    expr_key,
     subexpressions,
     value_type,
 )
@@ -71,6 +72,7 @@ class ClosureCompiler:
     ) -> None:
         self.options = options
         self.shared = shared
+        self._keys: dict[int, str] = {}  # each node's key, built once (``expr_key``)
 
     def scalar(self, node: Expr) -> ScalarFn:
         const = _constant(node)
@@ -93,7 +95,7 @@ class ClosureCompiler:
             return built
         # One result per distinct subexpression and Ctx: rules of a group share their common
         # parts (``x{xid="79"}`` in three GPU rules, the same ``or`` in two).
-        key = repr(node)
+        key = expr_key(node, self._keys)
         return _memoized(key, built) if self.shared is None or key in self.shared else built
 
     def _vector(self, node: Expr) -> VectorFn:
@@ -173,8 +175,9 @@ def shared_subexpressions(exprs: Sequence[Expr]) -> list[frozenset[str]]:
     """For each of ``exprs``, its vector subexpressions (by ``repr``, the keys results are kept
     under) that occur more than once among all of them: what expressions evaluated with one
     :class:`Ctx` (a rule group's, or one query's) can read twice."""
+    known: dict[int, str] = {}
     keys = [
-        [repr(node) for node in subexpressions(expr) if value_type(node) is ValueType.VECTOR]
+        [expr_key(n, known) for n in subexpressions(expr) if value_type(n) is ValueType.VECTOR]
         for expr in exprs
     ]
     counts = Counter(key for own in keys for key in own)
