@@ -501,6 +501,49 @@ def test_a_quiet_run_writes_each_rules_status_once(monkeypatch: pytest.MonkeyPat
     assert [(r.health, r.last_eval) for r in m2.rule_status()] == [("unknown", None)] * 2
 
 
+def test_evaluating_groups_together_is_evaluating_each(monkeypatch: pytest.MonkeyPatch) -> None:
+    """``evaluate_groups`` (a replay's tick) gives what ``evaluate_group`` gives for each group in
+    turn, transitions in order and every rule's status, and runs nothing for a group already
+    in a quiet run while no series is created: a new series ends the run, as alone."""
+    text = ALL_EMPTY_NOW + RECORD.replace("groups:\n", "")
+    runs: list[str] = []
+    real = RuleManager.evaluate_group_outcome
+
+    def counted(self: RuleManager, group: RuleGroup, *args: object) -> object:
+        runs.append(group.name)
+        return real(self, group, *args)  # type: ignore[arg-type]
+
+    alone, together = store(), store()
+    m1, m2 = RuleManager(rules(text), alone), RuleManager(rules(text), together)
+    for s in (alone, together):
+        s.set("x", A, 5.0, 0.0)
+    seen: list[object] = []
+    ran: dict[float, list[str]] = {}
+    for t in (10.0, 20.0, 30.0, 40.0, 50.0, 60.0, 70.0, 80.0, 90.0, 100.0, 110.0):
+        if t == 40.0:  # a new series: the quiet group runs again, and finds itself quiet
+            for s in (alone, together):
+                s.set("x", B, 9.0, 39.0)
+        if t == 90.0:  # the quiet group's missing metric arrives
+            for s in (alone, together):
+                s.set("anchor", A, 10.0, 89.0)
+        one_by_one = [tr for g in m1.rule_set.groups for tr in m1.evaluate_group(g, t)]
+        seen += [(tr.alert.name, tr.to_state) for tr in one_by_one]
+        monkeypatch.setattr(RuleManager, "evaluate_group_outcome", counted)
+        runs.clear()
+        assert m2.evaluate_groups(m2.rule_set.groups, t) == one_by_one
+        monkeypatch.setattr(RuleManager, "evaluate_group_outcome", real)
+        ran[t] = list(runs)
+    assert m2.rule_status() == m1.rule_status()
+    quiet, busy = (g.name for g in m2.rule_set.groups)
+    # New series end a quiet run's shortcut: at 20 s the one recorded at 10 s, at 50 s the one
+    # recorded at 40 s and Big's pending rows, at 90 s the anchor (BelowAnchor fires)
+    skipped = [30.0, 60.0, 70.0, 80.0]
+    assert [t for t, names in ran.items() if names == [busy]] == skipped
+    assert all(names == [quiet, busy] for t, names in ran.items() if t not in skipped)
+    firing = AlertState.FIRING
+    assert ("BelowAnchor", firing) in seen and ("Big", firing) in seen
+
+
 READS_ALERTS = """
 groups:
   - name: g

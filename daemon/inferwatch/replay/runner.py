@@ -249,8 +249,7 @@ class Replay:
             for name, value in thresholds.samples():
                 self.store.set(name, labels, value, now)
         if self.rules is not None:
-            for group in self._due(now):
-                self._alerts(self.rules.evaluate_group(group, now))
+            self._alerts(self.rules.evaluate_groups(self._due(now), now))
 
     def _due(self, now: float) -> list[RuleGroup]:
         """The groups a tick at ``now`` evaluates, in file order: every group, except that one

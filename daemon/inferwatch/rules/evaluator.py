@@ -14,7 +14,7 @@ the daemon; promtool's tests instead run every group at their ``evaluation_inter
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 
 from inferwatch.alerts import state as saved
@@ -240,6 +240,21 @@ class RuleManager:
 
     def evaluate_group(self, group: RuleGroup, t: float) -> list[AlertTransition]:
         return list(self.evaluate_group_outcome(group, t).transitions)
+
+    def evaluate_groups(self, groups: Iterable[RuleGroup], t: float) -> list[AlertTransition]:
+        """:meth:`evaluate_group` for each of ``groups`` in turn, their transitions in order. A
+        group already in a run of quiet evaluations (``_ran_quiet``) with no series created
+        since costs a lookup and its time: a replay ticks nine groups and most stay quiet."""
+        out: list[AlertTransition] = []
+        generation = self.store.generation
+        quiet_at, quiet_run = self._quiet_at, self._quiet_run
+        for group in groups:
+            if quiet_at.get(group) == generation and group in quiet_run and not self._restore:
+                quiet_run[group] = t  # what _ran_quiet records for a group in a quiet run
+                self._group_last[(group.file, group.name)] = t
+                continue
+            out.extend(self.evaluate_group_outcome(group, t).transitions)
+        return out
 
     def touched(self, group: RuleGroup, metric: str, labels: Labels) -> frozenset[int] | None:
         """Indices of the group's rules that can see a change of series (``metric``,
