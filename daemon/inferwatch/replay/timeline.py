@@ -21,8 +21,11 @@ from inferwatch.parsers.engine_precheck import unanchored
 from inferwatch.replay.engine_parts import Hit, anchor_records, parse_hit
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(slots=True)
 class TimedRecord:
+    """One record on the replay's timeline. Not frozen: one is made per record, and a frozen
+    dataclass sets each of its nine fields through ``object.__setattr__`` (~4x the cost)."""
+
     at: float
     file_index: int
     line: int
