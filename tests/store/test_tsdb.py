@@ -8,6 +8,7 @@ from inferwatch.clock import FakeClock
 from inferwatch.labels import Matcher, make_labels
 from inferwatch.model import Kind
 from inferwatch.store.limits import SeriesLimits
+from inferwatch.store.series import Series
 from inferwatch.store.tsdb import SeriesStore
 
 
@@ -194,6 +195,13 @@ def test_gauges_nothing_reads_are_created_without_samples() -> None:
     assert counter is not None and list(counter.vs) == [1.0]
     with pytest.raises(ValueError, match="NaN"):
         st.set("unread_gauge", gpu, 1.0, float("nan"))  # refused as any gauge's would be
+    assert st.drops("unread_gauge", gpu) and not st.drops("read_gauge", gpu)
+    assert not st.drops("unread_gauge", make_labels({"gpu": "9"}))  # no such series: not yet
+    restored = Series("unread_other", gpu, Kind.GAUGE)
+    st.restore_series(restored)  # from a snapshot: as a series made here (the limit: refused)
+    roomy = SeriesStore(FakeClock(0.0), reads=lambda name: False)
+    roomy.restore_series(restored)
+    assert restored.muted and roomy.drops("unread_other", gpu)
     nothing = SeriesStore(FakeClock(0.0))
     nothing.set("g", gpu, 1.0)
     assert len(nothing.get("g", gpu) or ()) == 1  # no reads given: everything is kept

@@ -141,7 +141,7 @@ class Replay:
         pipeline = self.engines.get(source)
         if pipeline is None:
             engine = engine_for(source, self.engine_names) or Path(source).stem
-            pipeline = EngineLogPipeline(engine, busy=self.busy)
+            pipeline = EngineLogPipeline(engine, busy=self.busy, keeping=self.store)
             self.engines[source] = pipeline
         return pipeline
 

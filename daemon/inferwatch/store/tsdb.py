@@ -102,7 +102,7 @@ class SeriesStore:
             if not self._admit(name, labels, 0 if family is None else len(family)):
                 return None
             s = Series(name, labels, kind, carry_forward=carry)
-            if self._reads is not None and kind is Kind.GAUGE and not self._reads(name):
+            if kind is Kind.GAUGE and not self.keeps(name):
                 s.muted = True
             self._by_name.setdefault(name, {})[labels] = s
             self._total += 1
@@ -110,6 +110,17 @@ class SeriesStore:
             if carry:
                 self._carried.append(s)
         return s
+
+    def keeps(self, name: str) -> bool:
+        """Whether readings of the gauge ``name`` are kept (``reads``)."""
+        return self._reads is None or self._reads(name)
+
+    def drops(self, name: str, labels: Labels) -> bool:
+        """Whether a reading of the gauge series would change nothing: the store holds the
+        series, and keeps no readings of it."""
+        family = self._by_name.get(name)
+        s = family.get(labels) if family is not None else None
+        return s is not None and s.muted
 
     def _admit(self, name: str, labels: Labels, family_size: int) -> bool:
         reason = self.admission.refusal(name, labels, family_size, self._total)
@@ -322,6 +333,8 @@ class SeriesStore:
             self.replaced += 1  # a selection holding the old object is not valid any more
         elif not self._admit(s.name, s.labels, 0 if family is None else len(family)):
             return
+        if s.kind is Kind.GAUGE and not self.keeps(s.name):
+            s.muted = True  # as a series made here would be
         self._by_name.setdefault(s.name, {})[s.labels] = s
         self._total += 1
         self.generation += 1

@@ -12,13 +12,16 @@ from typing import Any
 
 import pytest
 
-from inferwatch.derive.effects import CounterInc, Effect, GaugeSet, SeriesEnd
+from inferwatch.clock import FakeClock
+from inferwatch.derive.effects import CounterInc, Effect, GaugeSet, SeriesEnd, apply
 from inferwatch.derive.engine import names as n
 from inferwatch.derive.engine.log import MAX_TRACKED, EngineLogDeriver, engine_line_event
 from inferwatch.derive.engine.periods import StatsWindow
 from inferwatch.labels import make_labels
 from inferwatch.model import Event
 from inferwatch.parsers.engine import parse_engine_line
+from inferwatch.store.limits import SeriesLimits
+from inferwatch.store.tsdb import SeriesStore
 
 CORPUS = Path(__file__).resolve().parents[2] / "fixtures" / "corpus" / "engine-lines.txt"
 LINES = CORPUS.read_text(encoding="utf-8").split("\n")
@@ -366,3 +369,41 @@ def test_what_it_remembers_is_bounded_whatever_the_log_names() -> None:
     assert len(d._labels) <= MAX_TRACKED
     assert len(d._written) <= MAX_TRACKED
     assert len(d._last_stats) <= MAX_TRACKED
+
+
+def test_readings_the_store_drops_are_made_once_per_series() -> None:
+    """With a store that keeps readings of some gauges only (a replay's), a gauge it drops is
+    written once per series, so the store creates it (limits, series count), and not again;
+    one the store refused stays written, so each refusal is counted as before."""
+    unread = {n.POSITION, n.DRAFT_ACCEPT}
+    window = [(corpus(9), 100.0), (corpus(10), 100.0)]
+    plain = feed(EngineLogDeriver("e"), window + [(t, at + 10) for t, at in window])
+    store = SeriesStore(FakeClock(0.0), reads=lambda name: name not in unread)
+    d = EngineLogDeriver("e", keeping=store)
+    lean: list[Effect] = []
+    for text, at in window + [(t, at + 10) for t, at in window]:
+        effects = feed(d, [(text, at)])
+        apply(effects, store)
+        lean += effects
+    assert [e for e in plain if not (isinstance(e, GaugeSet) and e.name in unread)] == [
+        e for e in lean if not (isinstance(e, GaugeSet) and e.name in unread)
+    ]
+    assert len(values(plain, n.POSITION)) == 6 and len(values(lean, n.POSITION)) == 3
+    assert [at for _, _, at in values(lean, n.DRAFT_ACCEPT)] == [100.0]
+    assert sorted(dict(s.labels)["position"] for s in store.family(n.POSITION)) == ["0", "1", "2"]
+    # a store at its series limit refuses them: every reading is tried, and each refusal
+    # counted, as without the shortcut
+    counted = []
+    for keeping in (False, True):
+        full = SeriesStore(
+            FakeClock(0.0), limits=SeriesLimits(series_total=0), reads=set().__contains__
+        )
+        d = EngineLogDeriver("e", keeping=full if keeping else None)
+        made: list[Effect] = []
+        for text, at in window + [(t, at + 10) for t, at in window]:
+            effects = feed(d, [(text, at)])
+            apply(effects, full)
+            made += effects
+        assert len(values(made, n.POSITION)) == 6
+        counted.append(dict(full.admission.dropped))
+    assert counted[0] == counted[1] and counted[0]["series_total"] > 6

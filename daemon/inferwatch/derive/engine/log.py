@@ -26,7 +26,7 @@ from __future__ import annotations
 import math
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Protocol
 
 from inferwatch.derive.effects import CounterInc, Effect, GaugeSet, SeriesEnd
 from inferwatch.derive.engine import names as n
@@ -34,6 +34,7 @@ from inferwatch.derive.engine.periods import StatsWindow
 from inferwatch.derive.engine.spec import SpecWindow, V0Counters, line_mal, v1_window
 from inferwatch.derive.engine.startup import QUIET, EnginePhase, record_fields
 from inferwatch.labels import Labels, make_labels
+from inferwatch.model import Kind
 from inferwatch.parsers.engine_records import (
     EngineCrash,
     EngineRecord,
@@ -69,9 +70,9 @@ MAX_TRACKED = 4096
 class EngineLogDeriver:
     """Feed one engine's records in log order; each call returns the effects it causes."""
 
-    __slots__ = ("_attach", "_busy_unknown", "_configured", "_k", "_labels", "_last_stats",
-                 "_mode", "_off_after", "_on_window", "_pending", "_v0", "_written", "engine",
-                 "phase")  # fmt: skip
+    __slots__ = ("_attach", "_busy_unknown", "_configured", "_dropped", "_drops", "_k", "_labels",
+                 "_last_stats", "_mode", "_off_after", "_on_window", "_pending", "_silent", "_v0",
+                 "_written", "engine", "phase")  # fmt: skip
 
     def __init__(
         self,
@@ -82,8 +83,18 @@ class EngineLogDeriver:
         spec_off_after: int = 6,
         attach_within: float = 2.0,
         on_window: Callable[[StatsWindow], None] | None = None,
+        keeping: Keeping | None = None,
     ) -> None:
+        """``keeping``: the store, where it keeps readings of some gauges only (a replay's):
+        a reading it would drop, of a series it holds already, is not made at all."""
         self.engine = engine
+        self._drops = keeping.drops if keeping is not None else _keeps_all
+        self._silent: set[tuple[str, str | None, str | None]] = set()  # series found dropped
+        self._dropped = frozenset(
+            spec.name
+            for spec in n.ENGINE_METRICS
+            if keeping is not None and spec.kind is Kind.GAUGE and not keeping.keeps(spec.name)
+        )
         self._configured = {True: "on", False: "off", None: "unknown"}[speculative]
         self._mode = self._configured
         self._k = num_speculative_tokens
@@ -158,6 +169,12 @@ class EngineLogDeriver:
             labels = self._lab(dp, position)
             if len(self._written) < MAX_TRACKED:
                 self._written[key] = labels
+        elif name in self._dropped:
+            if key in self._silent:
+                return  # the store holds the series and keeps no readings of it (for good)
+            if self._drops(name, labels):
+                self._silent.add(key)
+                return
         out.append(GaugeSet(name, labels, value, at))
 
     def _count_generated(self, out: list[Effect], dp: str | None, decode: float, at: float) -> None:
@@ -290,6 +307,18 @@ class EngineLogDeriver:
         self._mode = self._configured
         self._busy_unknown = 0
         return out + outcome.effects
+
+
+class Keeping(Protocol):
+    """What a store says of gauge readings (``SeriesStore.keeps`` and ``drops``)."""
+
+    def keeps(self, name: str) -> bool: ...
+
+    def drops(self, name: str, labels: Labels) -> bool: ...
+
+
+def _keeps_all(_name: str, _labels: Labels) -> bool:
+    return False
 
 
 def _ratio(pct: float | None) -> float | None:

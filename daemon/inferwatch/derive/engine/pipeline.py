@@ -17,7 +17,7 @@ from inferwatch.derive.effects import Effect
 from inferwatch.derive.engine.busy import BusyPeriods
 from inferwatch.derive.engine.crash import EngineCrashTracker
 from inferwatch.derive.engine.liveness import CrashState, shows_life
-from inferwatch.derive.engine.log import EngineLogDeriver
+from inferwatch.derive.engine.log import EngineLogDeriver, Keeping
 from inferwatch.parsers.engine_records import EngineRecord
 
 
@@ -32,6 +32,7 @@ class EngineLogPipeline:
         num_speculative_tokens: int | None = None,
         crash_window: float = 5.0,
         busy: BusyPeriods | None = None,
+        keeping: Keeping | None = None,
     ) -> None:
         self.engine = engine
         self.busy = busy if busy is not None else BusyPeriods()
@@ -40,6 +41,7 @@ class EngineLogPipeline:
             speculative=speculative,
             num_speculative_tokens=num_speculative_tokens,
             on_window=self.busy.add,
+            keeping=keeping,
         )
         self.crashes = EngineCrashTracker(engine, window=crash_window)
         self.liveness = CrashState()
