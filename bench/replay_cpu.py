@@ -113,7 +113,8 @@ async def tick(self):
 Replay.run, Replay._tick = run, tick
 Replay._process = timer(Replay._process, "records")
 Replay._effects = timer(Replay._effects, "records", skip_in_tick=True)
-RuleManager.evaluate_group = rule_timer(RuleManager.evaluate_group)
+RuleManager.evaluate_group = rule_timer(RuleManager.evaluate_group)  # event-driven runs
+RuleManager.evaluate_groups = rule_timer(RuleManager.evaluate_groups)  # a tick's
 engine_parts._Job.result = wall_timer(engine_parts._Job.result, "waiting")
 engine_parts._Scan._steal = timer(engine_parts._Scan._steal, "stolen")
 code = cli.dispatch(cli.build_parser().parse_args(["replay", *sys.argv[1:]]))
