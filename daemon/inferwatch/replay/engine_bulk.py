@@ -115,10 +115,16 @@ def _lines_with(mm: mmap.mmap, start: int, end: int, marker: bytes) -> list[tupl
         # -1: the line starts too far before the marker (or is not this part's first line)
         line_start = newline + 1 if newline >= 0 else (start if lowest < start else -1)
         size = line_end - line_start
-        if line_start >= 0 and (
-            size >= _SURE_BYTES or (size > BULK_LONG and longer(mm, line_start, line_end))
-        ):
+        if line_start < 0 or size <= BULK_LONG:
+            pass
+        elif size >= _SURE_BYTES:
             out.append((line_start, line_end + 1))
+        else:  # ``longer``, its first test inline (a busy log has thousands of such lines)
+            head = line_start + _HEAD_BYTES if size > _HEAD_BYTES else line_end
+            if len(mm[line_start:head].decode("utf-8", "replace")) > BULK_LONG or (
+                head < line_end and longer(mm, line_start, line_end)
+            ):
+                out.append((line_start, line_end + 1))
         pos = line_end + 1  # a later marker on the same line decides nothing
 
 
