@@ -191,7 +191,7 @@ def scan_cpus() -> frozenset[int] | None:
     """The CPUs the scan workers run on: every one this process may use but the first, which
     is left to the replay itself (None with fewer than two). The replay applies records,
     evaluates rules and writes output in file order, the critical path: sharing a core with a
-    worker, even one below it, costs it ~5 % of a two-core run (bench/RESULTS.md). The replay
+    worker, even one below it, costs it ~4 % of a two-core run (bench/RESULTS.md). The replay
     itself is not pinned: where its core is busy, it may run anywhere."""
     if not hasattr(os, "sched_getaffinity"):
         return None
