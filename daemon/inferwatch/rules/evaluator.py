@@ -250,8 +250,7 @@ class RuleManager:
         quiet_at, quiet_run = self._quiet_at, self._quiet_run
         for group in groups:
             if quiet_at.get(group) == generation and group in quiet_run and not self._restore:
-                quiet_run[group] = t  # what _ran_quiet records for a group in a quiet run
-                self._group_last[(group.file, group.name)] = t
+                self._quiet_again(group, t)  # as _ran_quiet records it
                 continue
             out.extend(self.evaluate_group_outcome(group, t).transitions)
         return out
@@ -503,9 +502,13 @@ class RuleManager:
         if group not in self._quiet_run:
             for _, _, state in plan:  # every rule ran, and found nothing
                 state.health, state.last_error, state.last_eval = "ok", "", t
-        self._quiet_run[group] = t  # and again: the time only, for now
-        self._group_last[(group.file, group.name)] = t
+        self._quiet_again(group, t)
         return True
+
+    def _quiet_again(self, group: RuleGroup, t: float) -> None:
+        """Record a quiet evaluation of a group in a quiet run: the time only, for now."""
+        self._quiet_run[group] = t
+        self._group_last[(group.file, group.name)] = t
 
     def _settle(self, group: RuleGroup) -> None:
         """End the group's run of quiet evaluations: its rules' status gets the last one's
