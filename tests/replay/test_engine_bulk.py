@@ -162,3 +162,26 @@ def test_lines_about_bulk_long_characters_of_multibyte_text_are_cut_by_their_cha
             with _mapped(path) as mm:
                 kept = cut_bulk(mm, 0, len(raw))
             assert (kept.text == b"next\n") is (chars > BULK_LONG), (chars, fill)
+
+
+def test_parts_starting_anywhere_and_markers_far_apart(tmp_path: Path) -> None:
+    """A part that starts at a later line (its first line has no newline before it in the
+    part) and markers more than a search window apart (``_NEAR``: the rest of the part is
+    searched by RE2) cut the same lines as the whole file does."""
+    rng = random.Random(5)
+    filler = "INFO 10-29 01:09:12 [loggers.py:1] " + "quiet " * 900  # ~5.4 KB, no marker
+    for round_ in range(12):
+        lines = [
+            _line(rng) if rng.random() < 0.3 else filler for _ in range(rng.randrange(2, 40))
+        ]
+        raw = ("\n".join(lines) + "\n").encode()
+        path = tmp_path / f"far{round_}"
+        path.write_bytes(raw)
+        starts = [0]
+        for line in lines:
+            starts.append(starts[-1] + len(line.encode()) + 1)
+        first = rng.randrange(len(lines))
+        with _mapped(path) as mm:
+            kept = cut_bulk(mm, starts[first], len(raw))
+            cut = {n for n in range(first, len(lines)) if not _kept(kept, starts[n])}
+        assert cut == {n for n in range(first, len(lines)) if _is_bulk(lines[n])}

@@ -30,7 +30,9 @@ from inferwatch.parsers.engine import BULK_GATE, BULK_LONG, BULK_MARKERS
 _MARKERS = tuple(m.encode() for m in BULK_MARKERS)
 _SURE_BYTES = 4 * (BULK_LONG + 1)  # this many bytes are more than BULK_LONG characters
 _AS_PARSED = ("utf-8", "replace")  # how replay decodes a line for the parser
-_NEAR = 64 << 10
+# A marker is first searched for this far (request lines come every few KiB): CPython searches
+# a window under 30,000 bytes for a short needle without the two-way method's set-up per call.
+_NEAR = 16 << 10
 # Decoded first (``longer``): a prompt with some non-ASCII text has its first BULK_LONG
 # characters within this many bytes.
 _HEAD_BYTES = BULK_LONG + BULK_LONG // 5
@@ -91,15 +93,17 @@ def _lines_with(mm: mmap.mmap, start: int, end: int, marker: bytes) -> list[tupl
     """The long lines whose first ``marker`` ends within ``BULK_GATE`` bytes of their start.
     (Once per request line of a busy log: the loop body is kept to a few C calls.)"""
     out: list[tuple[int, int]] = []
+    add = out.append
     find, rfind = mm.find, mm.rfind
     reach = BULK_GATE + 1 - len(marker)  # the furthest a line's start may lie before the marker
+    inside = start + reach  # a marker from here on has its line's start searched for in the part
     far = re2.compile(re.escape(marker))
     pos = start
     while True:
-        near = pos + _NEAR if pos + _NEAR < end else end
-        hit = find(marker, pos, near)  # request lines come every few KiB
+        near = pos + _NEAR
+        hit = find(marker, pos, near if near < end else end)  # request lines come every few KiB
         if hit < 0:
-            if near == end:
+            if near >= end:
                 return out
             # RE2's memchr-driven search is several times faster over megabytes (a marker this
             # log rarely or never writes)
@@ -110,22 +114,22 @@ def _lines_with(mm: mmap.mmap, start: int, end: int, marker: bytes) -> list[tupl
         line_end = find(b"\n", hit, end)
         if line_end < 0:
             return out  # the part's last line has no newline: it stays
-        lowest = hit - reach
-        newline = rfind(b"\n", lowest if lowest > start else start, hit)
-        # -1: the line starts too far before the marker (or is not this part's first line)
-        line_start = newline + 1 if newline >= 0 else (start if lowest < start else -1)
+        pos = line_end + 1  # a later marker on the same line decides nothing
+        if hit >= inside:
+            line_start = rfind(b"\n", hit - reach, hit) + 1
+            if not line_start:
+                continue  # the line starts too far before the marker
+        else:  # near the part's start: its first line starts there
+            line_start = rfind(b"\n", start, hit) + 1 or start
         size = line_end - line_start
-        if line_start < 0 or size <= BULK_LONG:
-            pass
-        elif size >= _SURE_BYTES:
-            out.append((line_start, line_end + 1))
-        else:  # ``longer``, its first test inline (a busy log has thousands of such lines)
+        if size >= _SURE_BYTES:
+            add((line_start, pos))
+        elif size > BULK_LONG:  # ``longer``, its first test inline (thousands of such lines)
             head = line_start + _HEAD_BYTES if size > _HEAD_BYTES else line_end
-            if len(mm[line_start:head].decode("utf-8", "replace")) > BULK_LONG or (
+            if len(mm[line_start:head].decode(*_AS_PARSED)) > BULK_LONG or (
                 head < line_end and longer(mm, line_start, line_end)
             ):
-                out.append((line_start, line_end + 1))
-        pos = line_end + 1  # a later marker on the same line decides nothing
+                add((line_start, pos))
 
 
 def longer(buf: mmap.mmap | bytes, start: int, end: int) -> bool:

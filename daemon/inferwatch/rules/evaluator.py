@@ -34,7 +34,7 @@ from inferwatch.rules.alert_hold import Held, pure, signature
 from inferwatch.rules.outputs import RuleOutputs
 from inferwatch.rules.partial import MAX_PARTS, partition_of, scope
 from inferwatch.rules.rule_status import GroupOutcome, RuleError, RuleStatus
-from inferwatch.rules.ruleset import AlertingRule, Rule, RuleGroup, RuleSet
+from inferwatch.rules.ruleset import AlertingRule, RecordingRule, Rule, RuleGroup, RuleSet
 from inferwatch.store.limits import ALERTS_PER_RULE
 from inferwatch.store.tsdb import SeriesStore
 
@@ -163,6 +163,7 @@ class RuleManager:
         self._empty_at: dict[RuleGroup, tuple[int, bool]] = {}
         self._quiet_at: dict[RuleGroup, int] = {}
         self._rule_empty: dict[tuple[RuleGroup, int], tuple[int, bool]] = {}
+        self._group_empty: dict[RuleGroup, tuple[int, list[bool]]] = {}
         self._expansions = ev.Expansions()
         return gone
 
@@ -189,11 +190,16 @@ class RuleManager:
             return True  # none of the metrics the group reads exists
         return all(self._expr_empty(group, index, rule) for index, rule, _ in plan)
 
-    def _stays_empty(self, group: RuleGroup, index: int, rule: Rule, state: _RuleState) -> bool:
-        """Whether evaluating this rule now is sure to change nothing: its expression is empty
-        without error while some metrics do not exist (``promql.absent.empty_without``), and it
-        holds no alert or written series. Judged again whenever a series is created."""
-        return _holds_nothing(state) and self._expr_empty(group, index, rule)
+    def _empty_rules(self, group: RuleGroup) -> list[bool]:
+        """For each rule of the group, whether its expression is empty without error while
+        some metrics do not exist (``_expr_empty``), judged once per store generation."""
+        generation = self.store.generation
+        known = self._group_empty.get(group)
+        if known is None or known[0] != generation:
+            rules = enumerate(group.rules)
+            known = (generation, [self._expr_empty(group, i, rule) for i, rule in rules])
+            self._group_empty[group] = known
+        return known[1]
 
     def _expr_empty(self, group: RuleGroup, index: int, rule: Rule) -> bool:
         generation = self.store.generation
@@ -319,11 +325,21 @@ class RuleManager:
         transitions: list[AlertTransition] = []
         errors: list[RuleError] = []
         ctx = Ctx(self.store, float(ts), self.options, self._selections)
-        quiet = self.options.plan and not self._restore
+        fast = self.options.plan
+        # judged at this generation; after a rule of the group creates a series, judged again
+        generation, empty = (
+            self.store.generation,
+            self._empty_rules(group) if fast and not self._restore else None,
+        )
         for index, rule, state in plan:
             if only is not None and index not in only:
                 continue
-            if quiet and self._stays_empty(group, index, rule, state):
+            if (
+                empty is not None
+                and empty[index]
+                and _holds_nothing(state)
+                and (self.store.generation == generation or self._expr_empty(group, index, rule))
+            ):
                 state.health, state.last_error, state.last_eval = "ok", "", t
                 continue
             failure = ""
@@ -339,12 +355,13 @@ class RuleManager:
                 continue
             try:
                 # promql.evaluate, one Ctx per group
-                vec = ev.as_vector(rule.query.runner(self.options)(ctx))
+                run = rule.query.run if fast else rule.query.runner(self.options)
+                vec = ev.as_vector(run(ctx))
                 if isinstance(rule, AlertingRule):
                     assert state.alerts is not None
                     wrote = state.outputs.previous
                     if (
-                        not self.options.plan
+                        not fast
                         or vec
                         or state.outputs.previous
                         or self._restore
@@ -354,15 +371,8 @@ class RuleManager:
                     if wrote or state.outputs.previous:
                         ctx.memo.clear()  # later rules read the ALERTS series written now
                 else:
-                    refused = state.outputs.write(
-                        self.store, ev.recorded(rule, vec, group.limit), t
-                    )
-                    ctx.memo.clear()  # later rules may read what this one recorded
-                    if refused:
-                        raise EvalError(
-                            f"{refused} new series dropped: a series limit is reached "
-                            "(limits in `inferwatch status`)"
-                        )
+                    ctx.memo.clear()  # later rules may read what this one records
+                    self._record(group, rule, state, vec, t)
             except LimitExceeded as exc:
                 transitions.extend(exc.transitions)
                 failure = str(exc)
@@ -380,6 +390,18 @@ class RuleManager:
         if only is None:
             self._group_last[(group.file, group.name)] = t
         return GroupOutcome(tuple(transitions), tuple(errors))
+
+    def _record(
+        self, group: RuleGroup, rule: Rule, state: _RuleState, vec: Vector, t: float
+    ) -> None:
+        """Write a recording rule's result."""
+        assert isinstance(rule, RecordingRule)
+        refused = state.outputs.write(self.store, ev.recorded(rule, vec, group.limit), t)
+        if refused:
+            raise EvalError(
+                f"{refused} new series dropped: a series limit is reached "
+                "(limits in `inferwatch status`)"
+            )
 
     def _alerting(
         self,

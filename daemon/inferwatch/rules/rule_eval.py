@@ -58,6 +58,8 @@ PROMETHEUS_ALERT_SERIES = AlertSeries("ALERTS", "ALERTS_FOR_STATE")
 
 
 def as_vector(value: Value) -> Vector:
+    if value.__class__ is list:  # a vector, nearly always
+        return value
     if isinstance(value, Scalar):
         return [Sample("", (), value.value)]
     if isinstance(value, String):
