@@ -171,9 +171,7 @@ def test_parts_starting_anywhere_and_markers_far_apart(tmp_path: Path) -> None:
     rng = random.Random(5)
     filler = "INFO 10-29 01:09:12 [loggers.py:1] " + "quiet " * 900  # ~5.4 KB, no marker
     for round_ in range(12):
-        lines = [
-            _line(rng) if rng.random() < 0.3 else filler for _ in range(rng.randrange(2, 40))
-        ]
+        lines = [_line(rng) if rng.random() < 0.3 else filler for _ in range(rng.randrange(2, 40))]
         raw = ("\n".join(lines) + "\n").encode()
         path = tmp_path / f"far{round_}"
         path.write_bytes(raw)

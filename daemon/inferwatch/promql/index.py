@@ -100,7 +100,8 @@ class SelectionCache:
         self._replaced = 0
 
     def series(self, store: SeriesStore, sel: VectorSelector) -> list[Series]:
-        self._follow(store)
+        if store.replaced != self._replaced:
+            self._follow(store)
         hit = self._entries.get(sel.key)
         generation = store.generation
         if hit is not None and hit[0] == generation:

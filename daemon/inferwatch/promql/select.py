@@ -30,7 +30,8 @@ def ref_time(ctx: Ctx, sel: VectorSelector) -> float:
 
 def instant(ctx: Ctx, sel: VectorSelector, *, stamp: bool = False) -> Vector:
     """The newest sample per series within the lookback; with ``stamp``, its time as value."""
-    rt = ref_time(ctx, sel)
+    at = sel.at  # ``ref_time``, inline: every selector of every rule reads through here
+    rt = (at.timestamp if at is not None and at.kind == "at" else ctx.t) - sel.offset
     oldest = rt - ctx.options.lookback_s
     left_open = ctx.options.left_open
     out: Vector = []
@@ -99,10 +100,12 @@ def _drop_markers_stepwise(ts: array[float], vs: array[float]) -> tuple[array[fl
 def spans(ctx: Ctx, msel: MatrixSelector) -> Iterator[tuple[Series, int, int]]:
     """Each matching series with the index range ``[lo, hi)`` of its samples in range (markers
     not yet skipped: see :func:`windows`); series with none omitted."""
-    end = ref_time(ctx, msel.selector)
+    sel = msel.selector
+    at = sel.at  # ``ref_time``, inline
+    end = (at.timestamp if at is not None and at.kind == "at" else ctx.t) - sel.offset
     start = end - msel.range
     left_open = ctx.options.left_open
-    for s in ctx.cache.series(ctx.store, msel.selector):
+    for s in ctx.cache.series(ctx.store, sel):
         ts = s.ts
         lo = bisect_left(ts, start, s.start)
         hi = bisect_right(ts, end, lo)
@@ -161,7 +164,9 @@ def range_bounds(ctx: Ctx, msel: MatrixSelector) -> tuple[float, float]:
 def newest_in_range(ctx: Ctx, s: Series, msel: MatrixSelector) -> float | None:
     """The newest sample of ``s`` in ``msel``'s range that is no staleness marker (what
     ``last_over_time`` returns), found from the end without copying the window."""
-    end = ref_time(ctx, msel.selector)
+    sel = msel.selector
+    at = sel.at  # ``ref_time``, inline
+    end = (at.timestamp if at is not None and at.kind == "at" else ctx.t) - sel.offset
     start = end - msel.range
     left_open = ctx.options.left_open
     ts, vs, first = s.ts, s.vs, s.start
