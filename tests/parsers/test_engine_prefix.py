@@ -6,7 +6,6 @@ the formats engine.md and tailing.md describe (not captured) to cover each layer
 
 from __future__ import annotations
 
-import dataclasses
 from typing import Any
 
 import pytest
@@ -199,7 +198,7 @@ CASES: list[tuple[str, dict[str, Any], str]] = [
 @pytest.mark.parametrize(("line", "want", "body"), CASES, ids=[c[0][:40] for c in CASES])
 def test_split_prefix(line: str, want: dict[str, Any], body: str) -> None:
     prefix, got_body = split_prefix(line)
-    fields = dataclasses.asdict(prefix)
+    fields = prefix._asdict()
     for key, value in want.items():
         assert fields[key] == value, (key, fields)
     assert got_body == body
@@ -227,10 +226,10 @@ def test_trailing_newline_is_dropped() -> None:
     assert (prefix.level, body) == ("INFO", "hello")
 
 
-def test_line_prefix_is_frozen_with_slots() -> None:
+def test_line_prefix_is_immutable_without_a_dict() -> None:
     prefix, _ = split_prefix("(APIServer pid=1) INFO 01-01 00:00:00 [a.py:1] m")
     assert not hasattr(prefix, "__dict__")
-    with pytest.raises(dataclasses.FrozenInstanceError):
+    with pytest.raises(AttributeError):
         prefix.level = "ERROR"  # type: ignore[misc]
 
 

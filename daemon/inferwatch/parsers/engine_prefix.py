@@ -17,7 +17,7 @@ message body. Pure: no I/O, no clock; the year is never guessed here.
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass, fields
+from typing import NamedTuple
 
 from inferwatch.parsers.engine_text import may_hold_colour, strip_colour
 
@@ -78,8 +78,7 @@ _FOREIGN_HEADER = re.compile(
 )
 
 
-@dataclass(frozen=True, slots=True)
-class LinePrefix:
+class LinePrefix(NamedTuple):
     """What the layers in front of an engine message said; None = not present / unknown.
 
     `wrapper` is None, "docker", "compose", "journald" or "other"; `wrapper_ts` the wrapper's
@@ -104,11 +103,6 @@ class LinePrefix:
     rank: int | None = None
     header: str | None = None
 
-    def __reduce__(self) -> tuple[object, tuple[object, ...]]:
-        # Pickled as constructor arguments, as the records that carry it (a frozen dataclass's
-        # own way sets each field through a Python-level __setstate__: twice the cost).
-        return (LinePrefix, tuple(getattr(self, name) for name in _FIELD_NAMES))
-
     def to_dict(self) -> dict[str, object]:  # plain getattr: dataclasses.asdict deep-copies
         """The corpus keys always; `wrapper_ts`, `service`, `host` and the extras when known."""
         out: dict[str, object] = {}
@@ -121,7 +115,7 @@ class LinePrefix:
         return out
 
 
-_FIELD_NAMES = tuple(f.name for f in fields(LinePrefix))
+_FIELD_NAMES = LinePrefix._fields
 
 
 _ALWAYS = frozenset({"wrapper", "proc", "pid", "level", "ts"})

@@ -1,6 +1,6 @@
 """The typed records an engine log line parses to (issue "Engine pipeline").
 
-Every record carries `type` (a class constant), the line's `prefix`, and its own typed fields;
+Every record carries `type` (a constant), the line's `prefix`, and its own typed fields;
 `to_dict()` gives the field names of shared/corpus/engine-lines.expect.jsonl and replay's JSON
 lines (DESIGN.md section 4). Units: rates in percent (`*_pct`), throughputs in tokens/s, memory in
 GiB, durations in the unit the field name says. A value the line does not carry is None.
@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass, fields
-from typing import ClassVar, Literal, TypeAlias
+from typing import ClassVar, Literal, NamedTuple, TypeAlias
 
 from inferwatch.parsers.engine_prefix import LinePrefix
 
@@ -104,8 +104,10 @@ def _listify(value: object) -> object:
     return list(value) if isinstance(value, tuple) else value
 
 
-@dataclass(frozen=True, slots=True)
-class EngineStats:
+# The two records of every stats window are named tuples, as is every record's prefix: made,
+# pickled and rebuilt (replay's scan workers send them to the replay process) in one step each,
+# where a frozen dataclass sets each field through ``object.__setattr__``; as immutable.
+class EngineStats(NamedTuple):
     """A periodic stats line: vLLM V0/V1 "Avg prompt throughput …" or SGLang Decode/Prefill batch.
 
     `format` is "vllm_v1", "vllm_v0", "sglang_decode", "sglang_prefill", or "vllm_v0_prefix_cache"
@@ -116,7 +118,6 @@ class EngineStats:
     `N Engines Aggregated:` (sums/means).
     """
 
-    type: ClassVar[Literal["engine_stats"]] = "engine_stats"
     prefix: LinePrefix
     format: str
     dp_rank: int | None = None
@@ -148,9 +149,9 @@ class EngineStats:
     transfer_reqs: int | None = None
     prealloc_usage: float | None = None
 
-    def __reduce__(self) -> tuple[object, tuple[object, ...]]:
-        # Pickled as constructor arguments: replay's scan workers send thousands of these.
-        return (EngineStats, tuple(getattr(self, name) for name in _STATS_ARGS))
+    @property
+    def type(self) -> Literal["engine_stats"]:
+        return "engine_stats"
 
     def to_dict(self, *, prefix: bool = True) -> dict[str, object]:
         out: dict[str, object] = {"type": self.type, "format": self.format}
@@ -175,12 +176,10 @@ _STATS_ALWAYS: dict[str, tuple[str, ...]] = {
     "sglang_prefill": (*_STATS_CORE, "token_usage", "new_seqs", "new_tokens", "cached_tokens",
                        "cuda_graph"),
 }  # fmt: skip
-_STATS_FIELDS = tuple(f.name for f in fields(EngineStats) if f.name not in ("prefix", "format"))
-_STATS_ARGS = tuple(f.name for f in fields(EngineStats))
+_STATS_FIELDS = tuple(f for f in EngineStats._fields if f not in ("prefix", "format"))
 
 
-@dataclass(frozen=True, slots=True)
-class SpecDecode:
+class SpecDecode(NamedTuple):
     """A speculative-decoding line (engine.md section 3), every generation in one shape.
 
     `format`: "vllm_v1_gen3", "vllm_v1_gen2", "vllm_v1_transitional", "vllm_v1_gen1",
@@ -192,7 +191,6 @@ class SpecDecode:
     V0, whose counts run since engine start.
     """
 
-    type: ClassVar[Literal["spec_decode"]] = "spec_decode"
     prefix: LinePrefix
     format: str
     mal: float | None = None
@@ -207,8 +205,9 @@ class SpecDecode:
     emitted: int | None = None
     system_efficiency: float | None = None
 
-    def __reduce__(self) -> tuple[object, tuple[object, ...]]:
-        return (SpecDecode, tuple(getattr(self, name) for name in _SPEC_ARGS))
+    @property
+    def type(self) -> Literal["spec_decode"]:
+        return "spec_decode"
 
     def to_dict(self, *, prefix: bool = True) -> dict[str, object]:
         out: dict[str, object] = {"type": self.type, "format": self.format}
@@ -221,8 +220,7 @@ class SpecDecode:
         return out
 
 
-_SPEC_FIELDS = tuple(f.name for f in fields(SpecDecode) if f.name not in ("prefix", "format"))
-_SPEC_ARGS = tuple(f.name for f in fields(SpecDecode))
+_SPEC_FIELDS = tuple(f for f in SpecDecode._fields if f not in ("prefix", "format"))
 
 
 @dataclass(frozen=True, slots=True)

@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-from dataclasses import replace
-
 import pytest
 
 from inferwatch.derive.engine.spec import line_mal, mean_acceptance_length
@@ -34,7 +32,7 @@ def test_line_mal_is_printed_or_derived_for_v0_only() -> None:
     v0 = SpecDecode(EMPTY_PREFIX, "vllm_v0", mal=None, accepted=32594, drafted=53716, k=4,
                     cumulative=True, emitted=34244)  # fmt: skip
     assert line_mal(v0) == 2.55
-    assert line_mal(replace(v0, emitted=None)) is None
-    assert line_mal(replace(v0, drafted=0)) is None
+    assert line_mal(v0._replace(emitted=None)) is None
+    assert line_mal(v0._replace(drafted=0)) is None
     v1 = SpecDecode(EMPTY_PREFIX, "vllm_v1_gen3", mal=2.2, accepted=10, drafted=30, k=3)
     assert line_mal(v1) == 2.2  # as printed, even where the counts say otherwise
