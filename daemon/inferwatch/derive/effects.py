@@ -7,7 +7,6 @@ the daemon and ``replay`` apply them the same way, so both see identical series 
 from __future__ import annotations
 
 from collections.abc import Iterable
-from dataclasses import dataclass
 from typing import NamedTuple
 
 from inferwatch.labels import Labels
@@ -15,8 +14,7 @@ from inferwatch.model import Event
 from inferwatch.store.tsdb import SeriesStore
 
 
-@dataclass(frozen=True, slots=True)
-class CounterInc:
+class CounterInc(NamedTuple):
     """Increment an event counter (carried forward by the store)."""
 
     name: str
@@ -37,8 +35,7 @@ class GaugeSet(NamedTuple):
     at: float
 
 
-@dataclass(frozen=True, slots=True)
-class SeriesEnd:
+class SeriesEnd(NamedTuple):
     """The series stops here (engine restarted, speculative decoding off): a staleness marker."""
 
     name: str

@@ -4,13 +4,16 @@ Every record carries `type` (a constant), the line's `prefix`, and its own typed
 `to_dict()` gives the field names of shared/corpus/engine-lines.expect.jsonl and replay's JSON
 lines (DESIGN.md section 4). Units: rates in percent (`*_pct`), throughputs in tokens/s, memory in
 GiB, durations in the unit the field name says. A value the line does not carry is None.
+
+Records are named tuples, immutable: made, pickled and rebuilt in one step each (replay's scan
+workers send thousands to the replay process), where a frozen dataclass sets each field through
+``object.__setattr__``.
 """
 
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass, fields
-from typing import ClassVar, Literal, NamedTuple, TypeAlias
+from typing import Literal, NamedTuple, TypeAlias
 
 from inferwatch.parsers.engine_prefix import LinePrefix
 
@@ -104,9 +107,6 @@ def _listify(value: object) -> object:
     return list(value) if isinstance(value, tuple) else value
 
 
-# The two records of every stats window are named tuples, as is every record's prefix: made,
-# pickled and rebuilt (replay's scan workers send them to the replay process) in one step each,
-# where a frozen dataclass sets each field through ``object.__setattr__``; as immutable.
 class EngineStats(NamedTuple):
     """A periodic stats line: vLLM V0/V1 "Avg prompt throughput …" or SGLang Decode/Prefill batch.
 
@@ -223,8 +223,7 @@ class SpecDecode(NamedTuple):
 _SPEC_FIELDS = tuple(f for f in SpecDecode._fields if f not in ("prefix", "format"))
 
 
-@dataclass(frozen=True, slots=True)
-class EngineCrash:
+class EngineCrash(NamedTuple):
     """A crash or fault line (engine.md section 5); `signature` is one of CRASH_SIGNATURES.
 
     `exception` is the class exactly as printed when the line is an `Exception: message` line;
@@ -233,7 +232,10 @@ class EngineCrash:
     a CUDA OOM names; `exit_code` the one a dead process's line reports (negative: the signal).
     """
 
-    type: ClassVar[Literal["engine_crash"]] = "engine_crash"
+    @property
+    def type(self) -> Literal["engine_crash"]:
+        return "engine_crash"
+
     prefix: LinePrefix
     signature: str
     exception: str | None = None
@@ -258,18 +260,20 @@ class EngineCrash:
         return out
 
 
-_CRASH_FIELDS = tuple(f.name for f in fields(EngineCrash) if f.name not in ("prefix", "signature"))
+_CRASH_FIELDS = tuple(f for f in EngineCrash._fields if f not in ("prefix", "signature"))
 
 
-@dataclass(frozen=True, slots=True)
-class StartupFact:
+class StartupFact(NamedTuple):
     """A start-up fact (engine.md section 6); `event` names it, the fields it carries are set.
 
     `STARTUP_FIELDS[event]` lists them (shared/corpus/README.md "startup"). Numbers are in the
     units printed: GiB, seconds, milliseconds, tokens; thousands separators removed.
     """
 
-    type: ClassVar[Literal["startup"]] = "startup"
+    @property
+    def type(self) -> Literal["startup"]:
+        return "startup"
+
     prefix: LinePrefix
     event: str
     kv_cache_tokens: int | None = None
@@ -333,14 +337,16 @@ STARTUP_FIELDS: dict[str, tuple[str, ...]] = {
 }
 """Start-up events and the fields each one always carries (null when the line lacks one)."""
 
-_STARTUP_FIELDS = tuple(f.name for f in fields(StartupFact) if f.name not in ("prefix", "event"))
+_STARTUP_FIELDS = tuple(f for f in StartupFact._fields if f not in ("prefix", "event"))
 
 
-@dataclass(frozen=True, slots=True)
-class AccessLog:
+class AccessLog(NamedTuple):
     """A uvicorn access line: `<ip>:<port> - "<METHOD> <path> HTTP/<ver>" <status> <reason>`."""
 
-    type: ClassVar[Literal["access"]] = "access"
+    @property
+    def type(self) -> Literal["access"]:
+        return "access"
+
     prefix: LinePrefix
     client: str
     method: str
@@ -357,14 +363,16 @@ class AccessLog:
         return out
 
 
-@dataclass(frozen=True, slots=True)
-class OtherLine:
+class OtherLine(NamedTuple):
     """A recognised line that is none of the above; `kind` is one of OTHER_KINDS.
 
     `text` is the message body (bounded), kept for grouping; it is not part of `to_dict()`.
     """
 
-    type: ClassVar[Literal["other"]] = "other"
+    @property
+    def type(self) -> Literal["other"]:
+        return "other"
+
     prefix: LinePrefix
     kind: str
     text: str = ""

@@ -106,7 +106,7 @@ class EngineIngest:
             if isinstance(effect, GaugeSet) and effect.name == CRASHED and effect.at < horizon:
                 continue  # an old crash is history, not a dead engine to page for now
             if isinstance(effect, CounterInc) and effect.at < horizon:
-                out.append(replace(effect, alertable=False))
+                out.append(effect._replace(alertable=False))
             elif isinstance(effect, Event) and effect.at < horizon:
                 out.append(replace(effect, details={**effect.details, "alertable": False}))
             else:

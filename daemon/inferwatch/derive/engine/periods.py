@@ -15,13 +15,12 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, NamedTuple
 
 STEP_RATE_BASIS = "per request: decode / MAL / running"
 
 
-@dataclass(frozen=True, slots=True)
-class StatsWindow:
+class StatsWindow(NamedTuple):
     """One stats window of one engine stream, as the derivations see it; None = unknown."""
 
     engine: str

@@ -16,7 +16,7 @@ and V0's MAL is emitted / drafts (its "accepted" counts positions after a reject
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from typing import NamedTuple
 
 from inferwatch.parsers.engine_records import SpecDecode
 
@@ -52,8 +52,7 @@ def line_mal(spec: SpecDecode) -> float | None:
     return None if mal is None else round(mal, 2)
 
 
-@dataclass(frozen=True, slots=True)
-class SpecWindow:
+class SpecWindow(NamedTuple):
     """What one window says; None = unknown. ``drafts`` are request-steps (may be fractional)."""
 
     mal: float | None
@@ -91,8 +90,7 @@ def v1_window(spec: SpecDecode, k_hint: int | None) -> SpecWindow:
     return SpecWindow(mal, accepted if mal is not None else None, drafts, ratio, per_position)
 
 
-@dataclass(frozen=True, slots=True)
-class V0Delta:
+class V0Delta(NamedTuple):
     """The outcome of one cumulative V0 line: a window, a restart, or the first baseline."""
 
     window: SpecWindow | None
