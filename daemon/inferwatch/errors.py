@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from typing import NamedTuple
 
 
 class InferwatchError(Exception):
@@ -16,8 +16,7 @@ class NoData(InferwatchError):
     """
 
 
-@dataclass(frozen=True, slots=True)
-class Problem:
+class Problem(NamedTuple):
     """One configuration or rule-file problem, located in its file."""
 
     path: str

@@ -17,8 +17,8 @@ from __future__ import annotations
 import json
 import math
 from collections.abc import Iterable
-from dataclasses import dataclass, replace
-from typing import Any
+from dataclasses import replace
+from typing import Any, NamedTuple
 
 from inferwatch.alerts.model import Alert, AlertState, RuleKey
 from inferwatch.labels import make_labels
@@ -32,8 +32,7 @@ class StateError(ValueError):
     """Saved alert state that cannot be read (corrupt or from another version)."""
 
 
-@dataclass(frozen=True, slots=True)
-class RestorePolicy:
+class RestorePolicy(NamedTuple):
     outage_tolerance_s: float = FOR_OUTAGE_TOLERANCE_S
     grace_period_s: float = FOR_GRACE_PERIOD_S
 

@@ -10,8 +10,7 @@ evaluated, as Go's does, which is why the evaluator tracks ``node``.
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
-from dataclasses import dataclass
-from typing import Any, cast
+from typing import Any, NamedTuple, cast
 
 from inferwatch.golang.strings import go_quote
 from inferwatch.gotemplate import ast
@@ -32,8 +31,7 @@ _STRUCT_FIELDS = {"Labels": "labels", "ExternalLabels": "external_labels"}
 _STRUCT_FIELDS |= {"ExternalURL": "external_url", "Value": "value"}
 
 
-@dataclass(frozen=True, slots=True)
-class Limits:
+class Limits(NamedTuple):
     output_bytes: int = 64 * 1024
     range_iterations: int = 10_000
     depth: int = 100

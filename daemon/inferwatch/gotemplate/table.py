@@ -9,9 +9,8 @@ not implement are listed in :data:`UNSUPPORTED`: a rule using one is refused at 
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass
 from enum import StrEnum
-from typing import Any, Final
+from typing import Any, Final, NamedTuple
 from urllib.parse import urlparse
 
 from inferwatch.gotemplate import builtins as b
@@ -35,8 +34,7 @@ class Env:
         self.external_url = external_url
 
 
-@dataclass(frozen=True, slots=True)
-class Func:
+class Func(NamedTuple):
     params: tuple[Param, ...]
     impl: Callable[..., Any]
     variadic: Param | None = None

@@ -11,8 +11,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass
-from typing import Final
+from typing import Final, NamedTuple
 
 from inferwatch.golang.floats import MATH, go_div, go_max, go_min, quantile, quantile_of_sorted
 from inferwatch.promql.ast import (
@@ -47,8 +46,7 @@ ScalarBuilder = Callable[[Call, Compiler], ScalarFn]
 S, V, M, STR = ValueType.SCALAR, ValueType.VECTOR, ValueType.MATRIX, ValueType.STRING
 
 
-@dataclass(frozen=True, slots=True)
-class FunctionSpec:
+class FunctionSpec(NamedTuple):
     """Argument types (``optional`` trailing ones may be left out; ``variadic``: the last type
     repeats) and exactly one builder, for the return type."""
 

@@ -27,7 +27,7 @@ re-reads that GPU's series, not the thousand others of the same metrics.
 from __future__ import annotations
 
 from collections.abc import Iterable
-from dataclasses import dataclass
+from typing import NamedTuple
 
 from inferwatch.labels import NAME_LABEL, Labels
 from inferwatch.promql.absent import PER_INPUT
@@ -55,8 +55,7 @@ Pairs = tuple[tuple[str, str], ...]
 """One partition: each partition label with its value, sorted by label."""
 
 
-@dataclass(frozen=True, slots=True)
-class Part:
+class Part(NamedTuple):
     """A set of label names: ``names``, or with ``every`` all labels except ``names``."""
 
     names: frozenset[str]

@@ -11,8 +11,7 @@ from __future__ import annotations
 import math
 from array import array
 from collections.abc import Callable
-from dataclasses import dataclass
-from typing import TypeAlias
+from typing import NamedTuple, TypeAlias
 
 from inferwatch.golang.floats import go_div, quantile
 from inferwatch.store.counters import extrapolated_delta
@@ -20,8 +19,7 @@ from inferwatch.store.counters import extrapolated_delta
 Column: TypeAlias = "array[float]"
 
 
-@dataclass(frozen=True, slots=True)
-class RangeInfo:
+class RangeInfo(NamedTuple):
     """Where the range lies; ``t`` is the evaluation time; ``param`` a scalar argument."""
 
     start: float

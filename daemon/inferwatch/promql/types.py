@@ -23,8 +23,7 @@ class EvalError(PromQLError):
     """An error Prometheus raises while evaluating (e.g. many-to-many matching)."""
 
 
-@dataclass(frozen=True, slots=True)
-class EvalOptions:
+class EvalOptions(NamedTuple):
     """Engine switches.
 
     ``left_open`` selects Prometheus 3 behaviour: ranges and the instant-selector lookback become

@@ -21,6 +21,7 @@ from dataclasses import dataclass
 from datetime import tzinfo
 from itertools import islice
 from pathlib import Path
+from typing import NamedTuple
 
 from inferwatch.parsers.engine import parse_engine_line
 from inferwatch.parsers.engine_precheck import bystander
@@ -120,8 +121,7 @@ class _Scan:
         self.pool.shutdown(wait=True, cancel_futures=True)
 
 
-@dataclass(frozen=True, slots=True)
-class _Key:
+class _Key(NamedTuple):
     """What a scan reads and how: the file, the year and zone of its times, and whether line
     events are rendered as JSON next to the parse."""
 

@@ -16,6 +16,7 @@ from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
 from datetime import datetime, tzinfo
 from pathlib import Path
+from typing import NamedTuple
 
 from inferwatch.parsers.engine_precheck import unanchored
 from inferwatch.replay.engine_parts import Hit, anchor_records, parse_hit
@@ -42,8 +43,7 @@ BOOT_RELATIVE = "boot-relative"  # seconds since boot: the records give no wall 
 UNTIMED = "untimed"  # no time at all (dmesg -H deltas): every record at 0
 
 
-@dataclass(frozen=True, slots=True)
-class TimeContext:
+class TimeContext(NamedTuple):
     """How records' times become Unix seconds: the year of prefixes without one, the zone of
     naive times, and the boot time (Unix seconds) that places kernel seconds, when known."""
 

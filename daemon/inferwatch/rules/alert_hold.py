@@ -17,7 +17,7 @@ when rules are reloaded.
 from __future__ import annotations
 
 import struct
-from dataclasses import dataclass
+from typing import NamedTuple
 
 from inferwatch.gotemplate.templates import QueryResult
 from inferwatch.labels import Labels
@@ -42,8 +42,7 @@ def pure(rule: AlertingRule) -> bool:
     return all("query" not in t.source for _, t in (*rule.labels, *rule.annotations))
 
 
-@dataclass(frozen=True, slots=True)
-class Held:
+class Held(NamedTuple):
     """The last full evaluation of a rule: its result, its alerts' labels, its rows, and the
     questions its templates asked (none for a rule without ``query``)."""
 

@@ -13,7 +13,7 @@ from __future__ import annotations
 import math
 import struct
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass
+from typing import NamedTuple
 
 from inferwatch.alerts.lifecycle import Candidate
 from inferwatch.alerts.model import ALERTNAME, Alert, Annotations, LazyAnnotations
@@ -46,8 +46,7 @@ Row = tuple[str, Labels, float]
 """(metric name, labels, value): one sample a rule writes."""
 
 
-@dataclass(frozen=True, slots=True)
-class AlertSeries:
+class AlertSeries(NamedTuple):
     """Names of the ALERTS-like series: inferwatch's own, or Prometheus's in test-rules."""
 
     alerts: str = "inferwatch_alerts"

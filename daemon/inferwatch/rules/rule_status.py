@@ -7,13 +7,12 @@ the records the manager hands out for both.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from typing import NamedTuple
 
 from inferwatch.alerts.model import AlertTransition
 
 
-@dataclass(frozen=True, slots=True)
-class RuleError:
+class RuleError(NamedTuple):
     file: str
     group: str
     rule: str
@@ -21,14 +20,12 @@ class RuleError:
     message: str
 
 
-@dataclass(frozen=True, slots=True)
-class GroupOutcome:
+class GroupOutcome(NamedTuple):
     transitions: tuple[AlertTransition, ...]
     errors: tuple[RuleError, ...]
 
 
-@dataclass(frozen=True, slots=True)
-class RuleStatus:
+class RuleStatus(NamedTuple):
     """A rule's health for the API: ``unknown`` until evaluated, then ``ok`` or ``err``."""
 
     file: str

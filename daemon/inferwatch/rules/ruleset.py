@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 from dataclasses import dataclass, field
+from typing import NamedTuple
 
 from inferwatch.alerts.model import RuleKey
 from inferwatch.gotemplate.templates import Template
@@ -69,8 +70,7 @@ def _reach(query: Query, lookback_s: float) -> Iterator[tuple[VectorSelector, fl
             yield sel, lookback_s + max(sel.offset, 0.0)
 
 
-@dataclass(frozen=True, slots=True)
-class NameTest:
+class NameTest(NamedTuple):
     """Which metric names one selector can read."""
 
     exact: str | None

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable, Iterable, Iterator, Sequence
-from dataclasses import dataclass
+from typing import NamedTuple
 
 from inferwatch.clock import Clock
 from inferwatch.labels import NAME_LABEL, Labels, Matcher, MatchOp, label_value
@@ -29,8 +29,7 @@ TRIM_EVERY_S = 60.0  # retention is coarse: trimming every tick would only cost 
 ChangeListener = Callable[[str, Labels, float], None]
 
 
-@dataclass(frozen=True, slots=True)
-class MetricMeta:
+class MetricMeta(NamedTuple):
     """What the exporter needs to describe a metric family."""
 
     name: str

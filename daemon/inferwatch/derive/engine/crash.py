@@ -37,6 +37,7 @@ from __future__ import annotations
 import math
 from collections import deque
 from dataclasses import dataclass, field
+from typing import NamedTuple
 
 from inferwatch.derive.effects import CounterInc, Effect
 from inferwatch.derive.engine import names as n
@@ -62,8 +63,7 @@ _TRACE_KINDS = frozenset({"traceback", "cuda_error_detail", "request_error"})
 _MAX_RECENT = 64
 
 
-@dataclass(frozen=True, slots=True)
-class ChainMember:
+class ChainMember(NamedTuple):
     """One traceback block of a chain."""
 
     at: float

@@ -40,8 +40,7 @@ class StatsWindow(NamedTuple):
         return self.prefill is not None and self.decode is not None and self.prefill > self.decode
 
 
-@dataclass(frozen=True, slots=True)
-class Cohort:
+class Cohort(NamedTuple):
     """A period's decode-bound windows at one concurrency: median decode and per-request step
     rate, MAL pooled from the counts (falling back to the median of the window MALs)."""
 

@@ -18,8 +18,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable
-from dataclasses import dataclass
-from typing import Any
+from typing import Any, NamedTuple
 
 from inferwatch.derive.effects import Effect, GaugeSet
 from inferwatch.derive.engine import names as n
@@ -40,8 +39,7 @@ STARTS = frozenset({
 _DP_PROC = re.compile(r"EngineCore_(?:DP)?(\d+)$")
 
 
-@dataclass(frozen=True, slots=True)
-class StartupOutcome:
+class StartupOutcome(NamedTuple):
     """What one start-up fact did: its effects, and whether it opened a new start after the
     previous process had run (``restart``: the caller ends that process's series)."""
 

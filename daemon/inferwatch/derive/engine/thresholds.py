@@ -4,8 +4,7 @@ and a user changes one config value)."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-from typing import TYPE_CHECKING, Final
+from typing import TYPE_CHECKING, Final, NamedTuple
 
 from inferwatch.config.defaults import (
     ANCHOR_MIN_MAL,
@@ -44,8 +43,7 @@ HELP: Final = {
 }
 
 
-@dataclass(frozen=True, slots=True)
-class EngineThresholds:
+class EngineThresholds(NamedTuple):
     decode_anchor: float = DECODE_ANCHOR
     anchor_min_mal: float = ANCHOR_MIN_MAL
     decode_collapse: float | None = None

@@ -8,8 +8,7 @@ Kernel-born series carry ``pci_bus_id`` only, never a ``gpu`` index (DESIGN.md s
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-from typing import Final
+from typing import Final, NamedTuple
 
 from inferwatch.model import Kind
 
@@ -26,8 +25,7 @@ GPU_PCIE_FAULTS: Final = "inferwatch_gpu_pcie_uncorrectable_errors_total"
 DRIVER_FAULTS: Final = "inferwatch_gpu_driver_faults_total"
 
 
-@dataclass(frozen=True, slots=True)
-class MetricSpec:
+class MetricSpec(NamedTuple):
     """One counter family: its name, type, HELP text and the labels its series carry."""
 
     name: str
