@@ -4,21 +4,21 @@ Every node keeps ``pos``, its character offset in the full template text (the 11
 prelude included), because Go reports execution errors as ``NAME:LINE:COL`` of the node that
 failed, and ``str(node)`` gives the node back in Go's own spelling (``humanize "abc"``,
 ``$labels.job``), which is what Go prints between ``at <…>`` (reference/promql.md §7.4).
+Nodes are named tuples (made at import and in parsing at a fraction of a frozen dataclass's
+cost); the parser tells them from its plain ``(keyword, offset)`` tuples by exact type.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from typing import NamedTuple
 
 
-@dataclass(frozen=True, slots=True)
-class Text:
+class Text(NamedTuple):
     pos: int
     text: str
 
 
-@dataclass(frozen=True, slots=True)
-class Field:
+class Field(NamedTuple):
     """``.A.B`` on dot."""
 
     pos: int
@@ -28,8 +28,7 @@ class Field:
         return "".join("." + n for n in self.names)
 
 
-@dataclass(frozen=True, slots=True)
-class Variable:
+class Variable(NamedTuple):
     """``$x`` or ``$x.A.B``."""
 
     pos: int
@@ -40,24 +39,21 @@ class Variable:
         return self.name + "".join("." + n for n in self.names)
 
 
-@dataclass(frozen=True, slots=True)
-class Dot:
+class Dot(NamedTuple):
     pos: int
 
     def __str__(self) -> str:
         return "."
 
 
-@dataclass(frozen=True, slots=True)
-class Nil:
+class Nil(NamedTuple):
     pos: int
 
     def __str__(self) -> str:
         return "nil"
 
 
-@dataclass(frozen=True, slots=True)
-class Bool:
+class Bool(NamedTuple):
     pos: int
     value: bool
 
@@ -65,8 +61,7 @@ class Bool:
         return "true" if self.value else "false"
 
 
-@dataclass(frozen=True, slots=True)
-class Number:
+class Number(NamedTuple):
     """A numeric constant: ``value`` is an int when Go would make it one (no ``.eEpP``)."""
 
     pos: int
@@ -77,8 +72,7 @@ class Number:
         return self.text
 
 
-@dataclass(frozen=True, slots=True)
-class String:
+class String(NamedTuple):
     pos: int
     quoted: str
     value: str
@@ -87,8 +81,7 @@ class String:
         return self.quoted
 
 
-@dataclass(frozen=True, slots=True)
-class Identifier:
+class Identifier(NamedTuple):
     """A function name."""
 
     pos: int
@@ -98,8 +91,7 @@ class Identifier:
         return self.name
 
 
-@dataclass(frozen=True, slots=True)
-class Chain:
+class Chain(NamedTuple):
     """``(pipeline).A.B``."""
 
     pos: int
@@ -110,8 +102,7 @@ class Chain:
         return f"({self.node})" + "".join("." + n for n in self.names)
 
 
-@dataclass(frozen=True, slots=True)
-class Command:
+class Command(NamedTuple):
     pos: int
     args: tuple[Arg, ...]
 
@@ -119,8 +110,7 @@ class Command:
         return " ".join(f"({a})" if isinstance(a, Pipe) else str(a) for a in self.args)
 
 
-@dataclass(frozen=True, slots=True)
-class Pipe:
+class Pipe(NamedTuple):
     pos: int
     decl: tuple[str, ...]
     is_assign: bool
@@ -133,8 +123,7 @@ class Pipe:
         return head + " | ".join(str(c) for c in self.cmds)
 
 
-@dataclass(frozen=True, slots=True)
-class Action:
+class Action(NamedTuple):
     pos: int
     pipe: Pipe
 
@@ -142,8 +131,7 @@ class Action:
         return "{{" + str(self.pipe) + "}}"
 
 
-@dataclass(frozen=True, slots=True)
-class Branch:
+class Branch(NamedTuple):
     """``if``, ``with`` or ``range``: a pipeline, a body and an optional ``else`` body."""
 
     pos: int
@@ -156,8 +144,7 @@ class Branch:
         return "{{" + self.kind + " " + str(self.pipe) + "}}"
 
 
-@dataclass(frozen=True, slots=True)
-class TemplateCall:
+class TemplateCall(NamedTuple):
     pos: int
     name: str
     pipe: Pipe | None
@@ -169,8 +156,7 @@ class TemplateCall:
         return "{{template " + quoted + " " + str(self.pipe) + "}}"
 
 
-@dataclass(frozen=True, slots=True)
-class LoopControl:
+class LoopControl(NamedTuple):
     """``break`` or ``continue`` inside a ``range``."""
 
     pos: int

@@ -12,10 +12,19 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass
+from typing import NamedTuple
 
 from inferwatch.gotemplate import ast
 from inferwatch.gotemplate.lex import Kind, TemplateSyntaxError, Token, tokenize
 from inferwatch.gotemplate.pipeline import PipelineParser, go_unquote
+
+
+class Keyword(NamedTuple):
+    """An ``{{end}}`` or ``{{else}}`` met where a node could stand: the word and its offset
+    (a plain tuple would not tell it from a node: nodes are named tuples too)."""
+
+    word: str
+    pos: int
 
 
 @dataclass(frozen=True, slots=True)
@@ -75,7 +84,7 @@ class Parser(PipelineParser):
                     continue
                 self.i = start
             node = self.text_or_action()
-            if isinstance(node, tuple):
+            if isinstance(node, Keyword):
                 raise TemplateSyntaxError(f"unexpected {{{{{node[0]}}}}}", node[1])
             root.append(node)
         return tuple(root)
@@ -95,17 +104,17 @@ class Parser(PipelineParser):
             raise TemplateSyntaxError(f"multiple definition of template {name!r}", name_token.pos)
         self.defines[name] = body
 
-    def item_list(self) -> tuple[tuple[ast.Node, ...], tuple[str, int]]:
+    def item_list(self) -> tuple[tuple[ast.Node, ...], Keyword]:
         """Nodes up to an ``{{end}}`` or ``{{else}}``, and which one it was (with its offset)."""
         out: list[ast.Node] = []
         while self.peek_non_space().kind is not Kind.EOF:
             node = self.text_or_action()
-            if isinstance(node, tuple):
+            if isinstance(node, Keyword):
                 return tuple(out), node
             out.append(node)
         raise TemplateSyntaxError("unexpected EOF", self.peek().pos)
 
-    def text_or_action(self) -> ast.Node | tuple[str, int]:
+    def text_or_action(self) -> ast.Node | Keyword:
         token = self.next_non_space()
         if token.kind is Kind.TEXT:
             return ast.Text(token.pos, token.text)
@@ -113,7 +122,7 @@ class Parser(PipelineParser):
             return self.action()
         raise self.unexpected(token, "input")
 
-    def action(self) -> ast.Node | tuple[str, int]:
+    def action(self) -> ast.Node | Keyword:
         token = self.peek_non_space()
         if token.kind is Kind.KEYWORD:
             self.next_non_space()
@@ -121,16 +130,16 @@ class Parser(PipelineParser):
         pipe = self.pipeline("command", Kind.RIGHT)
         return ast.Action(pipe.pos, pipe)
 
-    def control(self, token: Token) -> ast.Node | tuple[str, int]:
+    def control(self, token: Token) -> ast.Node | Keyword:
         word = token.text
         if word == "end":
             self.expect(Kind.RIGHT, "end")
-            return ("end", token.pos)
+            return Keyword("end", token.pos)
         if word == "else":
             after = self.peek_non_space()
             if not (after.kind is Kind.KEYWORD and after.text == "if"):
                 self.expect(Kind.RIGHT, "else")
-            return ("else", token.pos)
+            return Keyword("else", token.pos)
         if word in ("if", "with", "range"):
             return self.branch(word)
         if word in ("break", "continue"):

@@ -1,10 +1,12 @@
-"""Our own PromQL syntax tree: frozen, typed, independent of ``promql-parser``.
+"""Our own PromQL syntax tree: immutable, typed, independent of ``promql-parser``.
 
 ``promql_load`` converts the parser's objects into these once, when a rule is loaded, so the
 evaluator never touches the parser's (untyped, Rust-backed) objects and every check that can be
 made early (function names, regexes, label names) has already been made. Parentheses are not kept:
 PromQL gives them no meaning beyond grouping (``absent((x{a="b"}))`` and ``timestamp((x))`` see the
-selector through them, as Prometheus's engine does).
+selector through them, as Prometheus's engine does). Nodes are named tuples (made at a fraction
+of a frozen dataclass's cost), but for the selector and its matchers, which keep derived fields
+out of comparison.
 """
 
 from __future__ import annotations
@@ -12,7 +14,7 @@ from __future__ import annotations
 import dataclasses
 from dataclasses import dataclass, field
 from enum import StrEnum
-from typing import Literal
+from typing import Literal, NamedTuple
 
 from inferwatch import regexp
 from inferwatch.labels import MatchOp
@@ -72,18 +74,15 @@ class LabelMatcher:
         return f"{self.name}{self.op.value}{self.value!r}"
 
 
-@dataclass(frozen=True, slots=True)
-class NumberLiteral:
+class NumberLiteral(NamedTuple):
     value: float
 
 
-@dataclass(frozen=True, slots=True)
-class StringLiteral:
+class StringLiteral(NamedTuple):
     value: str
 
 
-@dataclass(frozen=True, slots=True)
-class AtModifier:
+class AtModifier(NamedTuple):
     """``@ <unix seconds>``, ``@ start()`` or ``@ end()`` (both the evaluation time here)."""
 
     kind: Literal["at", "start", "end"]
@@ -104,21 +103,18 @@ class VectorSelector:
         object.__setattr__(self, "key", f"{self.name or ''}{{{inner}}}")
 
 
-@dataclass(frozen=True, slots=True)
-class MatrixSelector:
+class MatrixSelector(NamedTuple):
     selector: VectorSelector
     range: float
 
 
-@dataclass(frozen=True, slots=True)
-class Call:
+class Call(NamedTuple):
     func: str
     args: tuple[Expr, ...]
     returns: ValueType
 
 
-@dataclass(frozen=True, slots=True)
-class Aggregate:
+class Aggregate(NamedTuple):
     op: str
     expr: Expr
     param: Expr | None
@@ -126,16 +122,14 @@ class Aggregate:
     without: bool
 
 
-@dataclass(frozen=True, slots=True)
-class VectorMatching:
+class VectorMatching(NamedTuple):
     card: Cardinality
     on: bool
     labels: tuple[str, ...]
     include: tuple[str, ...] = ()
 
 
-@dataclass(frozen=True, slots=True)
-class Binary:
+class Binary(NamedTuple):
     op: str
     lhs: Expr
     rhs: Expr
@@ -143,8 +137,7 @@ class Binary:
     matching: VectorMatching | None = None
 
 
-@dataclass(frozen=True, slots=True)
-class Unary:
+class Unary(NamedTuple):
     op: Literal["-"]
     expr: Expr
 
@@ -166,7 +159,12 @@ SET_OPS = frozenset({"and", "or", "unless"})
 _EXPRS = (
     NumberLiteral, StringLiteral, VectorSelector, MatrixSelector, Call, Aggregate, Binary, Unary
 )  # fmt: skip
-_REPR_FIELDS = {kind: tuple(f.name for f in dataclasses.fields(kind) if f.repr) for kind in _EXPRS}
+_REPR_FIELDS = {
+    kind: tuple(f.name for f in dataclasses.fields(kind) if f.repr)
+    if dataclasses.is_dataclass(kind)
+    else kind._fields
+    for kind in _EXPRS
+}
 
 
 def value_type(expr: Expr) -> ValueType:
