@@ -10,8 +10,8 @@ numbers, ``|``, ``(``, ``)``, ``:=``, ``=`` and ``,``. A lexing problem raises
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
 from enum import StrEnum
+from typing import NamedTuple
 
 KEYWORDS = frozenset(
     {"block", "break", "continue", "define", "else", "end", "if", "range", "template", "with"}
@@ -59,8 +59,7 @@ class Kind(StrEnum):
     EOF = "EOF"
 
 
-@dataclass(frozen=True, slots=True)
-class Token:
+class Token(NamedTuple):
     kind: Kind
     pos: int
     text: str

@@ -13,7 +13,7 @@ from __future__ import annotations
 import math
 import re
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from typing import NamedTuple
 
 from inferwatch.golang.floats import format_go_v
 from inferwatch.golang.strings import go_quote
@@ -29,8 +29,7 @@ _SPEC = re.compile(r"([-+# 0]*)(\*|\d+)?(?:\.(\*|\d*))?")
 _MAX_WIDTH = 10_000
 
 
-@dataclass(frozen=True, slots=True)
-class Spec:
+class Spec(NamedTuple):
     verb: str
     flags: str = ""
     width: int | None = None

@@ -22,7 +22,7 @@ processes' lines) are not part of any block.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import ClassVar, Literal
+from typing import Literal, NamedTuple
 
 from inferwatch.parsers.engine_precheck import traceback_code, unanchored
 from inferwatch.parsers.engine_prefix import LinePrefix
@@ -52,8 +52,7 @@ _CHAIN = ("The above exception was the direct cause", "During handling of the ab
 _HEADERS = ("Traceback (most recent call last)", "Process ", "Exception in ")
 
 
-@dataclass(frozen=True, slots=True)
-class TracebackGroup:
+class TracebackGroup(NamedTuple):
     """One traceback block: `signature` is the most specific crash signature in it (the final
     exception line's unless an earlier line named a specific fault), else the opener's, else
     "exception"; `root_cause` the final exception line's message; `incident` whether it means
@@ -62,7 +61,10 @@ class TracebackGroup:
     adding a LoRA adapter fails and the engine lives on). `gpu` is the GPU index a line of the
     block named (CUDA OOM)."""
 
-    type: ClassVar[Literal["engine_crash"]] = "engine_crash"
+    @property
+    def type(self) -> Literal["engine_crash"]:
+        return "engine_crash"
+
     prefix: LinePrefix
     first_line: int
     last_line: int

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable
-from dataclasses import dataclass
+from typing import NamedTuple
 
 _MASK = (1 << 64) - 1
 _DAY = 86_400
@@ -39,8 +39,7 @@ def _wrap64(x: int) -> int:
     return x - (1 << 64) if x >= 1 << 63 else x
 
 
-@dataclass(frozen=True, slots=True)
-class GoDate:
+class GoDate(NamedTuple):
     year: int
     month: int
     day: int

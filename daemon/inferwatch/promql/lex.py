@@ -14,7 +14,7 @@ looks at the tokens:
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
+from typing import NamedTuple
 
 from inferwatch.promql.types import PromQLError
 
@@ -24,8 +24,7 @@ _IDENT = re.compile(r"[A-Za-z_:][A-Za-z0-9_:]*")
 _SPACE = re.compile(r"\s+|#[^\n]*")
 
 
-@dataclass(frozen=True, slots=True)
-class _Token:
+class _Token(NamedTuple):
     kind: str  # "dur", "num", "ident", "str", or the punctuation character itself
     text: str
     pos: int
