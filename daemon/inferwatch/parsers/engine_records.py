@@ -118,6 +118,10 @@ class EngineStats(NamedTuple):
     `N Engines Aggregated:` (sums/means).
     """
 
+    @property
+    def type(self) -> Literal["engine_stats"]:
+        return "engine_stats"
+
     prefix: LinePrefix
     format: str
     dp_rank: int | None = None
@@ -148,10 +152,6 @@ class EngineStats(NamedTuple):
     prealloc_reqs: int | None = None
     transfer_reqs: int | None = None
     prealloc_usage: float | None = None
-
-    @property
-    def type(self) -> Literal["engine_stats"]:
-        return "engine_stats"
 
     def to_dict(self, *, prefix: bool = True) -> dict[str, object]:
         out: dict[str, object] = {"type": self.type, "format": self.format}
@@ -191,6 +191,10 @@ class SpecDecode(NamedTuple):
     V0, whose counts run since engine start.
     """
 
+    @property
+    def type(self) -> Literal["spec_decode"]:
+        return "spec_decode"
+
     prefix: LinePrefix
     format: str
     mal: float | None = None
@@ -204,10 +208,6 @@ class SpecDecode(NamedTuple):
     cumulative: bool = False
     emitted: int | None = None
     system_efficiency: float | None = None
-
-    @property
-    def type(self) -> Literal["spec_decode"]:
-        return "spec_decode"
 
     def to_dict(self, *, prefix: bool = True) -> dict[str, object]:
         out: dict[str, object] = {"type": self.type, "format": self.format}
