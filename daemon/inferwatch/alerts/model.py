@@ -14,15 +14,14 @@ import hashlib
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from enum import StrEnum
-from typing import Any
+from typing import Any, NamedTuple
 
 from inferwatch.labels import Labels
 
 ALERTNAME = "alertname"
 
 
-@dataclass(frozen=True, slots=True)
-class RuleKey:
+class RuleKey(NamedTuple):
     """What makes a rule "the same rule" across a reload or a restart."""
 
     file: str
@@ -139,8 +138,7 @@ class Alert:
         }
 
 
-@dataclass(frozen=True, slots=True)
-class AlertTransition:
+class AlertTransition(NamedTuple):
     """An alert changed state at ``at``; ``alert`` is its snapshot after the change."""
 
     alert: Alert

@@ -8,7 +8,6 @@ it costs nothing, and the store's own ``Labels`` (which never hold ``__name__``)
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from typing import NamedTuple
 
 from inferwatch.golang.strings import go_quote
@@ -65,13 +64,11 @@ class Sample(NamedTuple):
 Vector = list[Sample]
 
 
-@dataclass(frozen=True, slots=True)
-class Scalar:
+class Scalar(NamedTuple):
     value: float
 
 
-@dataclass(frozen=True, slots=True)
-class String:
+class String(NamedTuple):
     value: str
 
 

@@ -124,8 +124,7 @@ def _queries(rule: Rule) -> tuple[Query, ...]:
     return (rule.query,)
 
 
-@dataclass(frozen=True, slots=True)
-class RuleSet:
+class RuleSet(NamedTuple):
     groups: tuple[RuleGroup, ...] = ()
 
     def rules(self) -> Iterator[tuple[RuleGroup, Rule]]:
