@@ -103,7 +103,7 @@ class LinePrefix(NamedTuple):
     rank: int | None = None
     header: str | None = None
 
-    def to_dict(self) -> dict[str, object]:  # plain getattr: dataclasses.asdict deep-copies
+    def to_dict(self) -> dict[str, object]:
         """The corpus keys always; `wrapper_ts`, `service`, `host` and the extras when known."""
         out: dict[str, object] = {}
         for key in _FIELD_NAMES:
