@@ -178,17 +178,17 @@ class RuleManager:
             return True  # found so before, and skipping the group since changed nothing
         known = self._empty_at.get(group)
         if known is None or known[0] != generation:
-            known = self._empty_at[group] = (generation, self._all_empty(group, plan))
+            known = self._empty_at[group] = (generation, self._all_empty(group))
         if not known[1] or not all(_holds_nothing(state) for _, _, state in plan):
             return False
         self._quiet_at[group] = generation
         return True
 
-    def _all_empty(self, group: RuleGroup, plan: list[tuple[int, Rule, _RuleState]]) -> bool:
+    def _all_empty(self, group: RuleGroup) -> bool:
         names = self._absent_names.get(group)
         if names is not None and not self.store.has_any(names):
             return True  # none of the metrics the group reads exists
-        return all(self._expr_empty(group, index, rule) for index, rule, _ in plan)
+        return all(self._empty_rules(group))  # the same judgement the evaluation then reuses
 
     def _empty_rules(self, group: RuleGroup) -> list[bool]:
         """For each rule of the group, whether its expression is empty without error while
