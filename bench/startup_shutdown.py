@@ -54,7 +54,7 @@ from benchlib import (
 
 from inferwatch.clock import SystemClock
 from inferwatch.config.defaults import SHIPPED_RULES
-from inferwatch.model import Kind
+from inferwatch.event import Kind
 from inferwatch.rules.loader import load_rule_files
 from inferwatch.rules.rule_paths import expand_rule_paths
 from inferwatch.statedir import SNAPSHOT_FILE

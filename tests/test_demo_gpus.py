@@ -17,7 +17,7 @@ from inferwatch.clock import FakeClock
 from inferwatch.configfile import parse_config
 from inferwatch.demo import demo_config
 from inferwatch.demo_host import OFFSET_LOST_AFTER_S, GpuScene, gpu_profile, spawn_zombie
-from inferwatch.model import Event
+from inferwatch.event import Event
 from inferwatch.pipeline.gpus import GpuPolling
 from inferwatch.rules.evaluator import RuleManager
 from inferwatch.rules.loader import load_rule_file

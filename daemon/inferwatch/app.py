@@ -32,6 +32,7 @@ from inferwatch.config.models import Config
 from inferwatch.config.types import split_listen
 from inferwatch.configfile import load_with_web
 from inferwatch.errors import ConfigError
+from inferwatch.event import Event, Kind
 from inferwatch.export.amv2 import AlertmanagerV2
 from inferwatch.export.collector import StoreCollector
 from inferwatch.export.digest_preview import DigestPreview
@@ -42,7 +43,6 @@ from inferwatch.export.query_api import QueryAPI
 from inferwatch.export.server import ExportServer, build_registry
 from inferwatch.labels import make_labels
 from inferwatch.logsetup import get_logger
-from inferwatch.model import Event, Kind
 from inferwatch.notify.digest.schedule import DigestService
 from inferwatch.notify.service import SILENCES_FILE, NotifyService
 from inferwatch.notify.silence import Silences

@@ -1,12 +1,12 @@
-"""Records that flow from sources to the dispatcher, and the events kept in the event log."""
+"""Records that flow from sources to the dispatcher (the events kept in the event log, and the
+kinds of series, are :mod:`inferwatch.event`'s)."""
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field, replace
-from enum import StrEnum
-from typing import Any
 
+from inferwatch.event import Kind
 from inferwatch.labels import Labels
 
 Ack = Callable[[], None]
@@ -18,14 +18,6 @@ FACILITY_NAMES = (
     "uucp", "cron", "authpriv", "ftp", "", "", "", "",
     "local0", "local1", "local2", "local3", "local4", "local5", "local6", "local7",
 )  # fmt: skip
-
-
-class Kind(StrEnum):
-    """A series' type, as Prometheus's exposition names it."""
-
-    COUNTER = "counter"
-    GAUGE = "gauge"
-    HISTOGRAM = "histogram"  # metadata only: stored as _bucket/_sum/_count counter series
 
 
 @dataclass(frozen=True, slots=True)
@@ -164,19 +156,3 @@ class LineBatch:
 
 
 Record = LineRecord | LineBatch | SampleBatch | Gap | ScrapeStatus
-
-
-@dataclass(frozen=True, slots=True)
-class Event:
-    """A discrete happening (an Xid, a crash, a start-up) kept in the event log.
-
-    ``key`` makes inserting idempotent: re-reading a record after a crash yields the same key.
-    """
-
-    type: str
-    at: float
-    source: str
-    key: str
-    line: int | None = None
-    labels: Mapping[str, str] = field(default_factory=dict)
-    details: Mapping[str, Any] = field(default_factory=dict)

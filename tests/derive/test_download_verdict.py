@@ -16,7 +16,7 @@ from inferwatch.derive.download_verdict import (
     DownloadMachine,
 )
 from inferwatch.derive.effects import CounterInc, Effect, GaugeSet, SeriesEnd
-from inferwatch.model import Event
+from inferwatch.event import Event
 from inferwatch.sources.download_probe import (
     DirectoryScan,
     DownloaderState,

@@ -7,10 +7,10 @@ from prometheus_client import generate_latest
 
 from conftest import require_tool
 from inferwatch.clock import FakeClock
+from inferwatch.event import Kind
 from inferwatch.export.collector import StoreCollector
 from inferwatch.export.server import build_registry
 from inferwatch.labels import make_labels
-from inferwatch.model import Kind
 from inferwatch.store.histogram import describe_histogram, observe
 from inferwatch.store.tsdb import SeriesStore
 

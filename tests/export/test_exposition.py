@@ -11,11 +11,11 @@ from prometheus_client.metrics_core import Metric
 
 from conftest import require_tool
 from inferwatch.clock import FakeClock
+from inferwatch.event import Kind
 from inferwatch.export.collector import StoreCollector
 from inferwatch.export.exposition import Exposition, render
 from inferwatch.export.server import build_registry
 from inferwatch.labels import make_labels
-from inferwatch.model import Kind
 from inferwatch.store.histogram import describe_histogram, observe
 from inferwatch.store.tsdb import SeriesStore
 

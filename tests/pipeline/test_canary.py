@@ -13,8 +13,8 @@ from aiohttp import web
 
 from inferwatch.clock import FakeClock
 from inferwatch.config.models import CanaryConfig, EngineConfig
+from inferwatch.event import Event
 from inferwatch.labels import make_labels
-from inferwatch.model import Event
 from inferwatch.pipeline.canary import CanaryWatch, chat_url
 from inferwatch.store.tsdb import SeriesStore
 

@@ -3,7 +3,8 @@ from __future__ import annotations
 import asyncio
 
 from inferwatch.clock import FakeClock
-from inferwatch.model import Event, LineBatch, LineRecord, ScrapeStatus
+from inferwatch.event import Event
+from inferwatch.model import LineBatch, LineRecord, ScrapeStatus
 from inferwatch.pipeline.dispatch import Dispatcher
 from inferwatch.pipeline.telemetry import Telemetry
 from inferwatch.store.tsdb import SeriesStore

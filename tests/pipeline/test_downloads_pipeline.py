@@ -14,8 +14,8 @@ import psutil
 from conftest import wait_until
 from inferwatch.clock import FakeClock
 from inferwatch.configfile import parse_config
+from inferwatch.event import Event
 from inferwatch.labels import make_labels
-from inferwatch.model import Event
 from inferwatch.pipeline.downloads import DownloadPolling
 from inferwatch.promql.engine import evaluate
 from inferwatch.store.tsdb import SeriesStore

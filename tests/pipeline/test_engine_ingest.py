@@ -12,8 +12,9 @@ from pathlib import Path
 from inferwatch.clock import FakeClock
 from inferwatch.config.models import EngineConfig
 from inferwatch.derive.engine import names as n
+from inferwatch.event import Event
 from inferwatch.labels import make_labels
-from inferwatch.model import Event, LineRecord, ScrapeStatus
+from inferwatch.model import LineRecord, ScrapeStatus
 from inferwatch.pipeline.engine import EngineIngest
 from inferwatch.store.tsdb import SeriesStore
 

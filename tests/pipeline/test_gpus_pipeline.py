@@ -10,8 +10,8 @@ from pathlib import Path
 
 from inferwatch.clock import FakeClock
 from inferwatch.configfile import parse_config
+from inferwatch.event import Event
 from inferwatch.labels import make_labels
-from inferwatch.model import Event
 from inferwatch.pipeline.gpus import GpuPolling
 from inferwatch.sources.gpus import GpuSource, sampler_for
 from inferwatch.store.tsdb import SeriesStore

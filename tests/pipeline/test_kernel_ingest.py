@@ -12,7 +12,8 @@ import pytest
 from inferwatch.clock import FakeClock
 from inferwatch.configfile import parse_config
 from inferwatch.derive.kernel import metrics as m
-from inferwatch.model import Event, LineRecord
+from inferwatch.event import Event
+from inferwatch.model import LineRecord
 from inferwatch.parsers import kernel_message
 from inferwatch.pipeline.kernel import KernelIngest
 from inferwatch.pipeline.registry import BuildContext, build_kernel

@@ -21,8 +21,8 @@ from conftest import free_port, wait_until
 from inferwatch.clock import FakeClock
 from inferwatch.config.models import ServiceConfig
 from inferwatch.errors import NoData
+from inferwatch.event import Event
 from inferwatch.labels import make_labels
-from inferwatch.model import Event
 from inferwatch.pipeline.services import ServiceWatch
 from inferwatch.store.tsdb import SeriesStore
 

@@ -7,8 +7,8 @@ from dataclasses import replace
 
 from inferwatch.clock import FakeClock
 from inferwatch.derive.effects import Effect, GaugeSet
+from inferwatch.event import Event
 from inferwatch.labels import make_labels
-from inferwatch.model import Event
 from inferwatch.pipeline.sink import apply_effects
 from inferwatch.store.tsdb import SeriesStore
 

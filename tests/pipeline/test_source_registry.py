@@ -6,7 +6,7 @@ from pathlib import Path
 
 from inferwatch.clock import FakeClock
 from inferwatch.configfile import parse_config
-from inferwatch.model import Event
+from inferwatch.event import Event
 from inferwatch.pipeline.registry import (
     ENGINE_LOG_POLL_GAP,
     BuildContext,

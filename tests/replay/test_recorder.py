@@ -3,7 +3,7 @@ from __future__ import annotations
 import datetime as dt
 import io
 
-from inferwatch.model import Event
+from inferwatch.event import Event
 from inferwatch.replay.recorder import RecordingWriter, seconds
 
 

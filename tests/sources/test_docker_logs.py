@@ -29,7 +29,8 @@ from inferwatch.config.models import EngineConfig
 from inferwatch.configfile import parse_config
 from inferwatch.derive.engine.names import DECODE, MAL
 from inferwatch.errors import NoData
-from inferwatch.model import Event, Record
+from inferwatch.event import Event
+from inferwatch.model import Record
 from inferwatch.pipeline.engine import EngineIngest
 from inferwatch.pipeline.registry import BuildContext, build_engines
 from inferwatch.runtime.blocking import BlockingPool

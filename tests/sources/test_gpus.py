@@ -19,7 +19,8 @@ from conftest import wait_until
 from inferwatch.clock import FakeClock
 from inferwatch.derive.kernel import metrics as m
 from inferwatch.errors import NoData
-from inferwatch.model import Event, Kind, LineRecord, NvmlXidRecord, Record, Sample, SampleBatch
+from inferwatch.event import Event, Kind
+from inferwatch.model import LineRecord, NvmlXidRecord, Record, Sample, SampleBatch
 from inferwatch.pipeline.kernel import KernelIngest
 from inferwatch.runtime.blocking import BlockingPool
 from inferwatch.sources.gpu_processes import GpuProcessUse, ProcessTable

@@ -26,7 +26,8 @@ from inferwatch.clock import FakeClock
 from inferwatch.derive.kernel.effects import kernel_input
 from inferwatch.derive.kernel.pipeline import KernelPipeline
 from inferwatch.errors import NoData
-from inferwatch.model import Event, Gap, JournalRecord, Record
+from inferwatch.event import Event
+from inferwatch.model import Gap, JournalRecord, Record
 from inferwatch.sources.journald import (
     JournalctlFailed,
     JournaldSource,

@@ -2,7 +2,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from inferwatch.model import Event
+from inferwatch.event import Event
 from inferwatch.store.events import EventLog
 
 

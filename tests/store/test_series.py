@@ -5,7 +5,7 @@ import math
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from inferwatch.model import Kind
+from inferwatch.event import Kind
 from inferwatch.store.series import STALE_NAN, Series, is_stale
 
 

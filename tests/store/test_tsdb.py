@@ -5,8 +5,8 @@ import itertools
 import pytest
 
 from inferwatch.clock import FakeClock
+from inferwatch.event import Kind
 from inferwatch.labels import Matcher, make_labels
-from inferwatch.model import Kind
 from inferwatch.store.limits import SeriesLimits
 from inferwatch.store.series import Series
 from inferwatch.store.tsdb import SeriesStore

@@ -125,7 +125,9 @@ def _build(node: yaml.Node, loc: Loc, out: Located, path: str) -> Any:
 def _scalar(node: yaml.Node, loc: Loc, out: Located, path: str) -> Any:
     """The Python value of a scalar; one the safe constructor refuses (a ``<<`` merge key, a
     bad ``!!int``) is a problem at its place and builds as None."""
-    constructor = yaml.SafeLoader(stream="")
+    # SafeLoader's constructor alone (a whole loader, with its reader and parser, costs ten
+    # times as much to make), fresh for each scalar: a refused one leaves no state behind
+    constructor = yaml.constructor.SafeConstructor()
     try:
         return constructor.construct_object(node, deep=True)
     except Exception as exc:  # PyYAML's constructors raise ValueError, IndexError, ...
@@ -133,5 +135,3 @@ def _scalar(node: yaml.Node, loc: Loc, out: Located, path: str) -> Any:
         problem = getattr(exc, "problem", None) or f"{node.tag}: {exc}"
         out.problems.append(Problem(path, line, col, format_loc(loc), f"YAML: {problem}"))
         return None
-    finally:
-        constructor.dispose()

@@ -23,8 +23,8 @@ from typing import Any
 from inferwatch.config.downloads import DownloadConfig
 from inferwatch.derive.download_judge import Judgement, expectation, judge
 from inferwatch.derive.effects import CounterInc, Effect, GaugeSet, SeriesEnd
+from inferwatch.event import Event
 from inferwatch.labels import Labels, make_labels
-from inferwatch.model import Event
 from inferwatch.sources.download_probe import DownloadObservation
 
 GONE_PROBES = 3

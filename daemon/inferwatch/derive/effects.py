@@ -9,8 +9,8 @@ from __future__ import annotations
 from collections.abc import Iterable
 from typing import NamedTuple
 
+from inferwatch.event import Event
 from inferwatch.labels import Labels
-from inferwatch.model import Event
 from inferwatch.store.tsdb import SeriesStore
 
 

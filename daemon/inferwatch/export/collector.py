@@ -13,8 +13,8 @@ from prometheus_client.metrics_core import Metric
 from prometheus_client.registry import Collector
 
 from inferwatch.clock import Clock
+from inferwatch.event import Kind
 from inferwatch.labels import Labels
-from inferwatch.model import Kind
 from inferwatch.store.histogram import SUFFIXES, histogram_base
 from inferwatch.store.tsdb import SeriesStore
 

@@ -26,9 +26,9 @@ from inferwatch.clock import Clock
 from inferwatch.config.alertmanager import Route
 from inferwatch.config.defaults import default_external_labels
 from inferwatch.config.models import Config
+from inferwatch.event import Kind
 from inferwatch.labels import make_labels
 from inferwatch.logsetup import get_logger
-from inferwatch.model import Kind
 from inferwatch.notify import group_state
 from inferwatch.notify.channels import Notifier, build
 from inferwatch.notify.channels.common import with_defaults

@@ -19,8 +19,8 @@ from inferwatch.clock import Clock
 from inferwatch.config.models import CanaryConfig, EngineConfig
 from inferwatch.derive.canary import decode_rate, judge
 from inferwatch.derive.effects import Effect, GaugeSet
+from inferwatch.event import Kind
 from inferwatch.labels import label_value, make_labels
-from inferwatch.model import Kind
 from inferwatch.parsers.openai_stream import parse_chat_stream
 from inferwatch.parsers.service_state import listed_models
 from inferwatch.pipeline.sink import EventSink, apply_effects

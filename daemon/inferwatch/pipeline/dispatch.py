@@ -8,11 +8,10 @@ from __future__ import annotations
 
 from collections.abc import Awaitable, Callable
 
+from inferwatch.event import Event, Kind
 from inferwatch.labels import make_labels
 from inferwatch.model import (
-    Event,
     Gap,
-    Kind,
     LineBatch,
     LineRecord,
     Record,

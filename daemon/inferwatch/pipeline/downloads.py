@@ -10,8 +10,9 @@ from typing import Any
 from inferwatch.clock import Clock
 from inferwatch.config.downloads import DownloadConfig
 from inferwatch.derive.download_verdict import HELP, VERDICTS_TOTAL, DownloadMachine
+from inferwatch.event import Kind
 from inferwatch.labels import Labels, make_labels
-from inferwatch.model import Kind, Record
+from inferwatch.model import Record
 from inferwatch.pipeline.sink import EventSink, apply_effects
 from inferwatch.sources.download_probe import DownloadProbe
 from inferwatch.store.tsdb import SeriesStore

@@ -24,8 +24,9 @@ from inferwatch.derive.engine.names import (
 )
 from inferwatch.derive.engine.pipeline import EngineLogPipeline
 from inferwatch.derive.engine.thresholds import EngineThresholds
+from inferwatch.event import Event
 from inferwatch.labels import make_labels
-from inferwatch.model import DockerRecord, Event, JournalRecord, LineRecord, ScrapeStatus
+from inferwatch.model import DockerRecord, JournalRecord, LineRecord, ScrapeStatus
 from inferwatch.parsers.engine import parse_engine_line
 from inferwatch.parsers.engine_prefix import LinePrefix
 from inferwatch.parsers.engine_time import engine_time

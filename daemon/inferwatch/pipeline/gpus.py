@@ -6,7 +6,8 @@ from __future__ import annotations
 from inferwatch.clock import Clock
 from inferwatch.config.models import GpuConfig
 from inferwatch.derive.gpu_expectations import HELP, expectation_samples
-from inferwatch.model import Event, Kind, SampleBatch
+from inferwatch.event import Event, Kind
+from inferwatch.model import SampleBatch
 from inferwatch.pipeline.sink import EventSink
 from inferwatch.sources.gpu_processes import GPU_PROCESS_HELP
 from inferwatch.sources.gpu_readings import GPU_METRICS, GpuIdentity

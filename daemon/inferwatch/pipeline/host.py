@@ -13,8 +13,9 @@ from typing import Any
 from inferwatch.clock import Clock
 from inferwatch.config.models import HostConfig
 from inferwatch.errors import NoData
+from inferwatch.event import Kind
 from inferwatch.labels import make_labels
-from inferwatch.model import Kind, Sample, SampleBatch
+from inferwatch.model import Sample, SampleBatch
 from inferwatch.parsers.meminfo import parse_meminfo, parse_pressure
 from inferwatch.sources.host import read_host, resident_bytes
 from inferwatch.store.tsdb import SeriesStore

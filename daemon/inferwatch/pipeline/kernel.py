@@ -18,7 +18,8 @@ from inferwatch.clock import Clock
 from inferwatch.derive.kernel.effects import KernelInput, kernel_input
 from inferwatch.derive.kernel.metrics import KERNEL_METRICS
 from inferwatch.derive.kernel.pipeline import NVML_SOURCE, KernelPipeline, PipelineSettings
-from inferwatch.model import Event, JournalRecord, LineRecord, NvmlXidRecord
+from inferwatch.event import Event
+from inferwatch.model import JournalRecord, LineRecord, NvmlXidRecord
 from inferwatch.parsers.kernel import parse_kernel_line, parse_kmsg_record
 from inferwatch.parsers.kernel_message import Kinds, triage
 from inferwatch.parsers.nvidia_proc import ProcGpu, parse_information

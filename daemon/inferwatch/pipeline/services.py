@@ -22,8 +22,8 @@ from inferwatch.derive.service_state import (
     Transition,
 )
 from inferwatch.errors import NoData
+from inferwatch.event import Event, Kind
 from inferwatch.labels import Labels, make_labels
-from inferwatch.model import Event, Kind
 from inferwatch.pipeline.service_checks import CheckResult, ServiceChecker
 from inferwatch.pipeline.sink import EventSink, apply_effects
 from inferwatch.store.tsdb import SeriesStore

@@ -11,7 +11,7 @@ from __future__ import annotations
 from collections.abc import Awaitable, Callable
 
 from inferwatch.derive.effects import Effect, apply
-from inferwatch.model import Event
+from inferwatch.event import Event
 from inferwatch.store.tsdb import SeriesStore
 
 EventSink = Callable[[list[Event]], Awaitable[None]]

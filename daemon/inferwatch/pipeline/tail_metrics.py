@@ -12,8 +12,8 @@ from collections.abc import Awaitable, Callable
 from typing import Protocol
 
 from inferwatch.clock import Clock
+from inferwatch.event import Kind
 from inferwatch.labels import make_labels
-from inferwatch.model import Kind
 from inferwatch.sources.tail.model import FileStatus, TailStats
 from inferwatch.store.tsdb import SeriesStore
 

@@ -9,8 +9,8 @@ from __future__ import annotations
 import platform
 
 from inferwatch import __version__
+from inferwatch.event import Kind
 from inferwatch.labels import Labels, make_labels
-from inferwatch.model import Kind
 from inferwatch.store.tsdb import SeriesStore
 
 BUILD_INFO = "inferwatch_build_info"

@@ -9,7 +9,7 @@ from datetime import datetime, tzinfo
 from typing import Any, TextIO
 
 from inferwatch.derive.engine.log import line_event_fields
-from inferwatch.model import Event
+from inferwatch.event import Event
 from inferwatch.parsers.engine_records import EngineRecord
 
 _RESERVED = ("kind", "at", "type", "source", "line")

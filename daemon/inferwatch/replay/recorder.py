@@ -7,7 +7,7 @@ import datetime as dt
 from collections.abc import Mapping
 from typing import Any
 
-from inferwatch.model import Event
+from inferwatch.event import Event
 from inferwatch.replay.output import Writer, event_doc
 
 _ROW_KEYS = ("kind", "at", "type", "source", "line")

@@ -24,8 +24,8 @@ from inferwatch.derive.engine.log import engine_line_event
 from inferwatch.derive.engine.names import describe_engine_metrics
 from inferwatch.derive.engine.pipeline import EngineLogPipeline
 from inferwatch.derive.engine.thresholds import EngineThresholds
+from inferwatch.event import Event
 from inferwatch.labels import Labels, make_labels
-from inferwatch.model import Event
 from inferwatch.parsers.engine_records import EngineRecord as EngineRecordTypes
 from inferwatch.replay.output import Writer, busy_text, iso
 from inferwatch.replay.timeline import (

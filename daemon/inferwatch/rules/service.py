@@ -17,9 +17,9 @@ from typing import Any
 from inferwatch.alerts.model import Alert, AlertTransition
 from inferwatch.clock import Clock
 from inferwatch.errors import Problem
+from inferwatch.event import Kind
 from inferwatch.labels import Labels
 from inferwatch.logsetup import get_logger
-from inferwatch.model import Kind
 from inferwatch.promql.partition import Pairs
 from inferwatch.rules.evaluator import RuleManager
 from inferwatch.rules.loader import load_rule_files

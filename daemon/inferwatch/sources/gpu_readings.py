@@ -9,8 +9,9 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from functools import lru_cache
 
+from inferwatch.event import Kind
 from inferwatch.labels import Labels, make_labels
-from inferwatch.model import Kind, Sample
+from inferwatch.model import Sample
 
 G, C = Kind.GAUGE, Kind.COUNTER
 GPU_METRICS: dict[str, tuple[Kind, str]] = {

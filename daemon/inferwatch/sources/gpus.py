@@ -14,9 +14,10 @@ from pathlib import Path
 from typing import Any
 
 from inferwatch.clock import Clock
+from inferwatch.event import Kind
 from inferwatch.labels import Labels
 from inferwatch.logsetup import get_logger
-from inferwatch.model import Kind, Sample, SampleBatch
+from inferwatch.model import Sample, SampleBatch
 from inferwatch.sources.gpu_processes import ProcessTable
 from inferwatch.sources.gpu_readings import GpuIdentity, reading_samples
 from inferwatch.sources.nvml_fake import FakeNvml

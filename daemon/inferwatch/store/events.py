@@ -12,7 +12,7 @@ import threading
 from pathlib import Path
 from typing import Any
 
-from inferwatch.model import Event
+from inferwatch.event import Event
 from inferwatch.store.sqlite import open_db, open_memory
 
 DEFAULT_EVENT_RETENTION_S = 14 * 86400.0

@@ -17,9 +17,9 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from inferwatch.clock import Clock
+from inferwatch.event import Kind
 from inferwatch.labels import make_labels
 from inferwatch.logsetup import get_logger
-from inferwatch.model import Kind
 from inferwatch.store.tsdb import SeriesStore
 
 log = get_logger(__name__)

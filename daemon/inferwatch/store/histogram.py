@@ -7,8 +7,8 @@ from __future__ import annotations
 import math
 from collections.abc import Sequence
 
+from inferwatch.event import Kind
 from inferwatch.labels import Labels, make_labels
-from inferwatch.model import Kind
 from inferwatch.store.tsdb import SeriesStore
 
 SUFFIXES = ("_bucket", "_sum", "_count")

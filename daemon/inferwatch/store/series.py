@@ -13,8 +13,8 @@ from array import array
 from bisect import bisect_left, bisect_right
 from dataclasses import dataclass, field
 
+from inferwatch.event import Kind
 from inferwatch.labels import Labels
-from inferwatch.model import Kind
 
 _STALE_BITS = 0x7FF0000000000002
 STALE_NAN: float = struct.unpack("<d", struct.pack("<Q", _STALE_BITS))[0]

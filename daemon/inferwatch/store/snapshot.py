@@ -30,7 +30,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from inferwatch.model import Kind
+from inferwatch.event import Kind
 from inferwatch.store import byteshuffle
 from inferwatch.store.series import Series
 from inferwatch.store.sqlite import move_aside

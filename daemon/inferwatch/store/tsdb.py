@@ -13,8 +13,8 @@ from collections.abc import Callable, Iterable, Iterator, Sequence
 from typing import NamedTuple
 
 from inferwatch.clock import Clock
+from inferwatch.event import Kind
 from inferwatch.labels import NAME_LABEL, Labels, Matcher, MatchOp, label_value
-from inferwatch.model import Kind
 from inferwatch.store.limits import DROPPED, DROPPED_HELP, Admission, SeriesLimits
 from inferwatch.store.series import STALE_NAN, Series, is_stale
 

@@ -11,8 +11,8 @@ from pathlib import Path
 from inferwatch.derive.effects import CounterInc, Effect
 from inferwatch.derive.engine import names as n
 from inferwatch.derive.engine.crash import EngineCrashTracker
+from inferwatch.event import Event
 from inferwatch.labels import make_labels
-from inferwatch.model import Event
 from inferwatch.parsers.engine import parse_engine_line
 
 CORPUS = Path(__file__).resolve().parents[2] / "fixtures" / "corpus" / "engine-lines.txt"

@@ -17,8 +17,8 @@ from inferwatch.derive.effects import CounterInc, Effect, GaugeSet, SeriesEnd, a
 from inferwatch.derive.engine import names as n
 from inferwatch.derive.engine.log import MAX_TRACKED, EngineLogDeriver, engine_line_event
 from inferwatch.derive.engine.periods import StatsWindow
+from inferwatch.event import Event
 from inferwatch.labels import make_labels
-from inferwatch.model import Event
 from inferwatch.parsers.engine import parse_engine_line
 from inferwatch.store.limits import SeriesLimits
 from inferwatch.store.tsdb import SeriesStore

@@ -9,8 +9,8 @@ from inferwatch.derive.effects import CounterInc
 from inferwatch.derive.kernel import metrics as m
 from inferwatch.derive.kernel.effects import kernel_input
 from inferwatch.derive.kernel.pipeline import KernelPipeline
+from inferwatch.event import Event
 from inferwatch.labels import label_value
-from inferwatch.model import Event
 from inferwatch.parsers.kernel import parse_kernel_line
 
 SIGNAL = Path(__file__).resolve().parents[2] / "fixtures" / "signal"

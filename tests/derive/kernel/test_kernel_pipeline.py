@@ -21,7 +21,7 @@ from inferwatch.derive.kernel import metrics as m
 from inferwatch.derive.kernel.effects import alertable, kernel_input
 from inferwatch.derive.kernel.mmu_repeats import MAX_HISTORY
 from inferwatch.derive.kernel.pipeline import KernelPipeline, PipelineSettings
-from inferwatch.model import Event
+from inferwatch.event import Event
 from inferwatch.parsers.kernel import parse_kernel_line
 
 CORPUS = [

@@ -16,7 +16,7 @@ from inferwatch.derive.kernel import metrics as m
 from inferwatch.derive.kernel.effects import kernel_input
 from inferwatch.derive.kernel.nvlink import NvlinkEvidence, NvlinkIncidents, nvlink_root
 from inferwatch.derive.kernel.pipeline import KernelPipeline
-from inferwatch.model import Event
+from inferwatch.event import Event
 from inferwatch.parsers.kernel import parse_kernel_line
 
 CORPUS = [

@@ -1,9 +1,9 @@
 from __future__ import annotations
 
 from inferwatch.clock import FakeClock
+from inferwatch.event import Kind
 from inferwatch.export.page.collect import curves, engine_span, samples
 from inferwatch.labels import make_labels
-from inferwatch.model import Kind
 from inferwatch.store.tsdb import SeriesStore
 
 DECODE = "inferwatch_engine_decode_tokens_per_second"

@@ -7,10 +7,10 @@ import httpx
 from prometheus_client import CollectorRegistry
 
 from inferwatch.clock import FakeClock
+from inferwatch.event import Kind
 from inferwatch.export.page.routes import PageSource
 from inferwatch.export.server import ExportServer
 from inferwatch.labels import make_labels
-from inferwatch.model import Kind
 from inferwatch.store.tsdb import SeriesStore
 
 

@@ -18,8 +18,8 @@ from inferwatch.config.models import Config
 from inferwatch.configfile import parse_config
 from inferwatch.derive.engine import names as n
 from inferwatch.errors import ConfigError
+from inferwatch.event import Event
 from inferwatch.labels import Labels, make_labels
-from inferwatch.model import Event
 from inferwatch.notify.digest.schedule import (
     DIGEST_ALERT,
     DigestService,

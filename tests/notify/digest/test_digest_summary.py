@@ -9,8 +9,8 @@ from zoneinfo import ZoneInfo
 from inferwatch.alerts.model import Alert, AlertState, AlertTransition
 from inferwatch.clock import FakeClock
 from inferwatch.derive.engine import names as n
+from inferwatch.event import Event
 from inferwatch.labels import make_labels
-from inferwatch.model import Event
 from inferwatch.notify.digest.summary import Summary, alert_events, summarize
 from inferwatch.notify.digest.text import render_digest
 from inferwatch.store.events import EventLog

@@ -41,8 +41,8 @@ from typing import NamedTuple
 
 from inferwatch.derive.effects import CounterInc, Effect
 from inferwatch.derive.engine import names as n
+from inferwatch.event import Event
 from inferwatch.labels import make_labels
-from inferwatch.model import Event
 from inferwatch.parsers.engine_grouper import TracebackGroup, TracebackGrouper
 from inferwatch.parsers.engine_records import (
     EngineCrash,

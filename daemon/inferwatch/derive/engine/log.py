@@ -33,8 +33,8 @@ from inferwatch.derive.engine import names as n
 from inferwatch.derive.engine.periods import StatsWindow
 from inferwatch.derive.engine.spec import SpecWindow, V0Counters, line_mal, v1_window
 from inferwatch.derive.engine.startup import QUIET, EnginePhase, record_fields
+from inferwatch.event import Kind
 from inferwatch.labels import Labels, make_labels
-from inferwatch.model import Kind
 from inferwatch.parsers.engine_records import (
     EngineCrash,
     EngineRecord,

@@ -14,7 +14,7 @@ from typing import Final
 
 from inferwatch.derive.engine.thresholds import describe_thresholds
 from inferwatch.derive.kernel.metrics import MetricSpec
-from inferwatch.model import Kind
+from inferwatch.event import Kind
 from inferwatch.store.tsdb import SeriesStore
 
 DECODE: Final = "inferwatch_engine_decode_tokens_per_second"

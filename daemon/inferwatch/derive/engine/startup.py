@@ -22,8 +22,8 @@ from typing import Any, NamedTuple
 
 from inferwatch.derive.effects import Effect, GaugeSet
 from inferwatch.derive.engine import names as n
+from inferwatch.event import Event
 from inferwatch.labels import Labels
-from inferwatch.model import Event
 from inferwatch.parsers.engine_records import EngineRecord, StartupFact
 
 QUIET = frozenset({

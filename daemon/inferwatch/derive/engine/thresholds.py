@@ -13,7 +13,7 @@ from inferwatch.config.defaults import (
     STATS_STALE_AFTER_S,
     STEP_RATE_REGRESSION_RATIO,
 )
-from inferwatch.model import Kind
+from inferwatch.event import Kind
 
 if TYPE_CHECKING:
     from inferwatch.config.models import EngineConfig

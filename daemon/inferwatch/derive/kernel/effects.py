@@ -18,8 +18,8 @@ from dataclasses import dataclass
 from typing import Any
 
 from inferwatch.derive.effects import CounterInc, Effect
+from inferwatch.event import Event
 from inferwatch.labels import make_labels
-from inferwatch.model import Event
 from inferwatch.parsers.kernel_message import KernelMessage, Kinds, parse_kernel_message, triage
 
 

@@ -17,7 +17,7 @@ from inferwatch.derive.kernel.driver_faults import Attributed
 from inferwatch.derive.kernel.effects import KernelInput, event
 from inferwatch.derive.kernel.incidents import OpenIncident, Placement
 from inferwatch.derive.kernel.nvlink import NvlinkIncident
-from inferwatch.model import Event
+from inferwatch.event import Event
 from inferwatch.parsers.xid import NvrmNote, XidEvent
 from inferwatch.parsers.xid_catalog import XidInfo, lookup, recovery_action, severity_of
 

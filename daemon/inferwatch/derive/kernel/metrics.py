@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from typing import Final, NamedTuple
 
-from inferwatch.model import Kind
+from inferwatch.event import Kind
 
 XID_ERRORS: Final = "inferwatch_xid_errors_total"
 MMU_FAULTS: Final = "inferwatch_gpu_mmu_faults_total"

@@ -53,7 +53,7 @@ from inferwatch.derive.kernel.nvlink import (
     NvlinkIncidents,
     nvlink_root,
 )
-from inferwatch.model import Event
+from inferwatch.event import Event
 from inferwatch.parsers.kernel_misc import AerEvent, HungTask, MiscRecord, OomKill
 from inferwatch.parsers.xid import GpuMapping, NvrmNote, SXidEvent, XidEvent
 from inferwatch.parsers.xid_catalog import lookup

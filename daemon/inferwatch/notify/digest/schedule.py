@@ -28,9 +28,9 @@ from inferwatch.alerts.model import Alert, AlertState, AlertTransition, RuleKey
 from inferwatch.clock import Clock
 from inferwatch.config.alertmanager import Digest
 from inferwatch.config.models import Config
+from inferwatch.event import Event
 from inferwatch.labels import make_labels
 from inferwatch.logsetup import get_logger
-from inferwatch.model import Event
 from inferwatch.notify.digest.summary import EVENT_TYPES, METRICS, alert_events, summarize
 from inferwatch.notify.digest.text import DigestText, render_digest
 from inferwatch.notify.outbox import idempotency_key

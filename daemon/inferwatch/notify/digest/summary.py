@@ -20,8 +20,8 @@ from typing import Any
 
 from inferwatch.alerts.model import AlertTransition
 from inferwatch.derive.engine import names as n
+from inferwatch.event import Event
 from inferwatch.labels import label_value
-from inferwatch.model import Event
 from inferwatch.store.series import Series
 from inferwatch.store.tsdb import SeriesStore
 
