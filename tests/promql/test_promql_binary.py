@@ -1,10 +1,12 @@
-"""Vector matching: the one-element-each shortcut of ``_Matcher`` against its general path.
+"""Vector matching: the one-element-each shortcuts against the general paths.
 
 A rule comparing an engine's series with that engine's threshold matches one element with one
 element at every evaluation; ``_Matcher`` takes a short path for it. It must give exactly what
 the general path gives (the result's name, labels and value bits, or nothing) for every
 operator, matching (``on``, ``ignoring``, ``group_left``/``group_right`` with included labels,
-``bool``) and label sets, matching or not.
+``bool``) and label sets, matching or not. The set operations (``and``, ``or``, ``unless``)
+take short paths with one element on a side: they must keep exactly the elements, in the order,
+that the definitions by key sets keep.
 """
 
 from __future__ import annotations
@@ -16,7 +18,7 @@ from hypothesis import strategies as st
 
 from inferwatch.labels import make_labels
 from inferwatch.promql.ast import ARITHMETIC_OPS, COMPARISON_OPS, Cardinality, VectorMatching
-from inferwatch.promql.binary import _Matcher, signature
+from inferwatch.promql.binary import _and, _Matcher, _or, _unless, signature
 from inferwatch.promql.types import Sample, Vector
 
 _NAMES = ["", "up", "x"]
@@ -74,3 +76,43 @@ def test_the_usual_threshold_comparison_takes_the_short_path() -> None:
     other = Sample("anchor", make_labels({"engine": "b"}), 100.0)
     assert matcher([decode], [other]) == []
     assert matcher([decode._replace(value=100.0)], [anchor]) == []
+
+
+def _by_sets(op: str, lhs: Vector, rhs: Vector, sig: object) -> Vector:
+    """The set operations as PromQL defines them, by the sets of matching keys."""
+    key = sig  # Signature: a sample's matching key
+    assert callable(key)
+    right, left = {key(s) for s in rhs}, {key(s) for s in lhs}
+    if op == "and":
+        return [s for s in lhs if key(s) in right]
+    if op == "unless":
+        return [s for s in lhs if key(s) not in right]
+    return lhs + [s for s in rhs if key(s) not in left]
+
+
+@settings(max_examples=600, deadline=None)
+@given(
+    st.sampled_from(["and", "or", "unless"]),
+    st.booleans(),
+    st.lists(st.sampled_from(_LABELS), max_size=3, unique=True),
+    st.lists(samples, max_size=3),
+    st.lists(samples, max_size=3),
+)
+def test_set_operations_match_their_definitions(
+    op: str, on: bool, names: list[str], lhs: Vector, rhs: Vector
+) -> None:
+    sig = signature(VectorMatching(Cardinality.MANY_TO_MANY, on=on, labels=tuple(names)))
+    fast = {"and": _and, "or": _or, "unless": _unless}[op]
+    assert _bits(fast(lhs, rhs, sig)) == _bits(_by_sets(op, lhs, rhs, sig))
+
+
+def test_one_element_set_operations() -> None:
+    """One engine's series on each side: kept or dropped by the ``on`` labels alone."""
+    sig = signature(VectorMatching(Cardinality.MANY_TO_MANY, on=True, labels=("engine",)))
+    a0 = Sample("x", make_labels({"engine": "a", "dp_rank": "0"}), 1.0)
+    a1 = Sample("y", make_labels({"engine": "a", "dp_rank": "1"}), 2.0)
+    b = Sample("y", make_labels({"engine": "b"}), 3.0)
+    assert _and([a0], [a1], sig) == [a0] and _and([a0], [b], sig) == []
+    assert _unless([a0], [a1], sig) == [] and _unless([a0], [b], sig) == [a0]
+    assert _or([a0], [a1], sig) == [a0] and _or([a0], [b], sig) == [a0, b]
+    assert _and([a0, b], [a1], sig) == [a0] and _unless([a0, b], [a1], sig) == [b]

@@ -116,6 +116,15 @@ def build_vector_binary(node: Binary, c: Compiler) -> VectorFn:
             return _probed(lhs, rhs, op, probe)
         return lambda ctx: op(lhs(ctx), rhs(ctx))
 
+    if node.op in ("and", "unless"):  # the set operation called directly, not through ``op``
+        setop = _and if node.op == "and" else _unless
+
+        def lazy_set(ctx: Ctx) -> Vector:
+            left = lhs(ctx)  # as ``lazy``
+            return setop(left, rhs(ctx), sig) if left else []
+
+        return lazy_set
+
     def lazy(ctx: Ctx) -> Vector:
         # An empty left side gives an empty result, and this right side cannot fail: skip it.
         left = lhs(ctx)
@@ -280,9 +289,13 @@ def _vector_scalar(node: Binary, vec: VectorFn, scalar: ScalarFn, *, swap: bool)
 
     def keep(ctx: Ctx) -> Vector:
         x = scalar(ctx)
+        found = vec(ctx)
+        if len(found) == 1:  # one engine's series: no comprehension
+            s = found[0]
+            return [s] if (cmp(x, s.value) if swap else cmp(s.value, x)) else []
         if swap:
-            return [s for s in vec(ctx) if cmp(x, s.value)]
-        return [s for s in vec(ctx) if cmp(s.value, x)]
+            return [s for s in found if cmp(x, s.value)]
+        return [s for s in found if cmp(s.value, x)]
 
     return keep
 
@@ -326,9 +339,18 @@ class _KeysByLabels:
 _KEYS_MAX = 4096
 
 
+# The set operations with one element on a side compare its key alone: a rule's operands are
+# mostly one engine's series, and a comprehension costs a call of its own (CPython 3.11).
+
+
 def _and(lhs: Vector, rhs: Vector, sig: Signature) -> Vector:
     if not lhs or not rhs:
         return []
+    if len(rhs) == 1:
+        key = sig(rhs[0])
+        if len(lhs) == 1:
+            return [lhs[0]] if sig(lhs[0]) == key else []
+        return [s for s in lhs if sig(s) == key]
     right = {sig(s) for s in rhs}
     return [s for s in lhs if sig(s) in right]
 
@@ -336,6 +358,8 @@ def _and(lhs: Vector, rhs: Vector, sig: Signature) -> Vector:
 def _or(lhs: Vector, rhs: Vector, sig: Signature) -> Vector:
     if not lhs or not rhs:
         return lhs + rhs
+    if len(lhs) == 1 and len(rhs) == 1:
+        return [lhs[0]] if sig(rhs[0]) == sig(lhs[0]) else [lhs[0], rhs[0]]
     left = {sig(s) for s in lhs}
     return lhs + [s for s in rhs if sig(s) not in left]
 
@@ -343,6 +367,11 @@ def _or(lhs: Vector, rhs: Vector, sig: Signature) -> Vector:
 def _unless(lhs: Vector, rhs: Vector, sig: Signature) -> Vector:
     if not lhs or not rhs:
         return list(lhs)
+    if len(rhs) == 1:
+        key = sig(rhs[0])
+        if len(lhs) == 1:
+            return [] if sig(lhs[0]) == key else [lhs[0]]
+        return [s for s in lhs if sig(s) != key]
     right = {sig(s) for s in rhs}
     return [s for s in lhs if sig(s) not in right]
 
