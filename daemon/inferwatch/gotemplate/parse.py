@@ -11,7 +11,6 @@ Go knows but inferwatch does not implement is refused with its own message).
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass
 from typing import NamedTuple
 
 from inferwatch.gotemplate import ast
@@ -27,8 +26,7 @@ class Keyword(NamedTuple):
     pos: int
 
 
-@dataclass(frozen=True, slots=True)
-class Prefix:
+class Prefix(NamedTuple):
     """A text that starts many templates (the rule prelude ``{{$labels := .Labels}}…``), lexed
     and parsed once: a :class:`Parser` of a text starting with it goes on from where it ends."""
 

@@ -16,9 +16,8 @@ from __future__ import annotations
 
 import sys
 from collections.abc import Mapping
-from dataclasses import dataclass, field
 from types import MappingProxyType
-from typing import Any
+from typing import Any, NamedTuple
 
 from inferwatch.labels import Labels
 from inferwatch.logsetup import get_logger
@@ -35,14 +34,13 @@ ALERTS_PER_RULE = "alerts_per_rule"
 _LOGGED_MAX = 256  # (reason, metric) pairs logged; more are only counted
 
 
-@dataclass(frozen=True, slots=True)
-class SeriesLimits:
+class SeriesLimits(NamedTuple):
     """No limit unless given (promtool's tests, a bare store); the daemon and replay pass the
     config's ``limits:`` section."""
 
     series_total: int = sys.maxsize
     series_per_metric: int = sys.maxsize
-    label_values: Mapping[str, int] = field(default_factory=lambda: MappingProxyType({}))
+    label_values: Mapping[str, int] = MappingProxyType({})  # read-only: one shared is safe
 
 
 class Admission:
