@@ -44,7 +44,9 @@ def event_doc(event: Event, tz: tzinfo, at: str | None = None) -> dict[str, Any]
 
 
 BATCH = 512
-_JSON = json.JSONEncoder(ensure_ascii=False, default=str)  # one encoder, not one per line
+# One encoder, not one per line; no check for circular references (a record's fields and a
+# replay's documents are trees): the same text, ~2 µs less for each of a log's stats lines.
+_JSON = json.JSONEncoder(ensure_ascii=False, default=str, check_circular=False)
 
 
 def fields_json(record: EngineRecord) -> str | None:
