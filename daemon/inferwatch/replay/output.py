@@ -8,7 +8,7 @@ from collections.abc import Mapping
 from datetime import datetime, tzinfo
 from typing import Any, TextIO
 
-from inferwatch.derive.engine.log import line_event_fields
+from inferwatch.derive.engine.line_events import line_event_fields
 from inferwatch.event import Event
 from inferwatch.parsers.engine_records import EngineRecord
 

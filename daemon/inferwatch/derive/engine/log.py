@@ -30,9 +30,10 @@ from typing import Any, Protocol
 
 from inferwatch.derive.effects import CounterInc, Effect, GaugeSet, SeriesEnd
 from inferwatch.derive.engine import names as n
+from inferwatch.derive.engine.line_events import line_event_fields
 from inferwatch.derive.engine.periods import StatsWindow
-from inferwatch.derive.engine.spec import SpecWindow, V0Counters, line_mal, v1_window
-from inferwatch.derive.engine.startup import QUIET, EnginePhase, record_fields
+from inferwatch.derive.engine.spec import SpecWindow, V0Counters, v1_window
+from inferwatch.derive.engine.startup import EnginePhase
 from inferwatch.event import Kind
 from inferwatch.labels import Labels, make_labels
 from inferwatch.parsers.engine_records import (
@@ -337,17 +338,3 @@ def engine_line_event(
     if fields is None:
         return None
     return {"type": record.type, "source": source, "line": line, "engine": engine, **fields}
-
-
-def line_event_fields(record: EngineRecord) -> dict[str, Any] | None:
-    """The fields of :func:`engine_line_event` after ``engine`` (the record's own, ``type``
-    aside), or None for a record without a line event."""
-    if not isinstance(record, EngineStats | SpecDecode | StartupFact):
-        return None
-    if isinstance(record, StartupFact) and record.event not in QUIET:
-        return None  # the deriver's own startup event reports it
-    fields = record_fields(record)
-    del fields["type"]
-    if isinstance(record, SpecDecode):
-        fields["mal"] = line_mal(record)  # the parser reports what is printed; V0's is derived
-    return fields

@@ -18,18 +18,15 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable
-from typing import Any, NamedTuple
+from typing import NamedTuple
 
 from inferwatch.derive.effects import Effect, GaugeSet
 from inferwatch.derive.engine import names as n
+from inferwatch.derive.engine.line_events import QUIET, record_fields
 from inferwatch.event import Event
 from inferwatch.labels import Labels
-from inferwatch.parsers.engine_records import EngineRecord, StartupFact
+from inferwatch.parsers.engine_records import StartupFact
 
-QUIET = frozenset({
-    "route", "routes_header", "prometheus_multiproc_dir", "server_process_started",
-    "waiting_app_startup", "chat_template_warmup", "supported_tasks", "engine_waiting_frontend",
-})  # fmt: skip
 READY = frozenset({"app_startup_complete", "server_ready"})
 STARTS = frozenset({
     "version", "engine_config", "model_loading", "kv_cache_memory", "memory_profile", "gpu_blocks",
@@ -46,11 +43,6 @@ class StartupOutcome(NamedTuple):
     effects: list[Effect]
     new_start: bool
     restart: bool
-
-
-def record_fields(record: EngineRecord) -> dict[str, Any]:
-    """The record's corpus fields (shared/corpus/README.md) without its prefix."""
-    return record.to_dict(prefix=False)
 
 
 class EnginePhase:
