@@ -19,8 +19,9 @@ its gap, and code lines elsewhere (a second code line, a caret line, code interl
 processes' lines) are not part of any block.
 """
 
-from __future__ import annotations
-
+# No ``from __future__ import annotations`` here: a named tuple's string annotations each cost a
+# compile() at import (typing.ForwardRef); evaluated ones cost nothing, and the scan workers
+# fork only once the parsers are imported.
 from dataclasses import dataclass
 from typing import Literal, NamedTuple
 

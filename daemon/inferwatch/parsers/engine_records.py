@@ -10,8 +10,9 @@ workers send thousands to the replay process), where a frozen dataclass sets eac
 ``object.__setattr__``.
 """
 
-from __future__ import annotations
-
+# No ``from __future__ import annotations`` here: a named tuple's string annotations each cost a
+# compile() at import (typing.ForwardRef); evaluated ones cost nothing, and the scan workers
+# fork only once the parsers are imported.
 import math
 from typing import Literal, NamedTuple, TypeAlias
 
@@ -65,12 +66,12 @@ stop`` or Ctrl-C send to every process of the engine, so a worker dying of one i
 itself (SIGKILL, -9, is the OOM killer's; SIGABRT, -6, and SIGSEGV, -11, are crashes)."""
 
 
-def stopped_on_purpose(crash: EngineCrash) -> bool:
+def stopped_on_purpose(crash: "EngineCrash") -> bool:
     """Whether ``crash`` reports a process that died of a stop signal (``STOP_EXIT_CODES``)."""
     return crash.exit_code in STOP_EXIT_CODES
 
 
-def is_fault(crash: EngineCrash) -> bool:
+def is_fault(crash: "EngineCrash") -> bool:
     """Whether the line alone says the engine is dead or dying (``FAULT_SIGNATURES``)."""
     return crash.signature in FAULT_SIGNATURES and not stopped_on_purpose(crash)
 
