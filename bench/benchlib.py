@@ -27,7 +27,11 @@ import psutil
 from prometheus_client.parser import text_string_to_metric_families
 
 REPO = Path(__file__).resolve().parents[1]
-INFERWATCH = REPO / ".venv" / "bin" / "inferwatch"
+# The inferwatch of the interpreter running the benchmark: the checkout's .venv when a script is
+# run by hand, the install a host gets under `make bench` (bench/installed.py).
+INFERWATCH = Path(sys.executable).with_name("inferwatch")
+if not INFERWATCH.exists():
+    INFERWATCH = REPO / ".venv" / "bin" / "inferwatch"
 T = TypeVar("T")
 
 
@@ -53,7 +57,8 @@ def wait_until(check: Callable[[], T | None], timeout: float, what: str) -> T:
 def machine() -> str:
     load = " ".join(Path("/proc/loadavg").read_text().split()[:3])
     now = datetime.now(UTC).strftime("%Y-%m-%d %H:%M UTC")
-    return f"{now}, {platform.node()}, {os.cpu_count()} cores, load average {load}"
+    python = f"Python {platform.python_version()} ({os.path.realpath(sys.executable)})"
+    return f"{now}, {platform.node()}, {os.cpu_count()} cores, {python}, load average {load}"
 
 
 def median(values: list[float]) -> float:

@@ -59,6 +59,8 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from typing import Any, TypeVar
 
+from benchlib import INFERWATCH
+
 REPO = Path(__file__).resolve().parents[1]
 RULES = REPO / "rules" / "gpu.yaml"
 ALERT = "GpuFallenOffBus"
@@ -476,7 +478,7 @@ class Bench:
         cfg.write_text(
             daemon_config(self.daemon_port, self.tmp / "state", hook, daemon_rules, self.tmp)
         )
-        inferwatch = str(REPO / ".venv" / "bin" / "inferwatch")
+        inferwatch = str(INFERWATCH)
         env = {"PYTHONUNBUFFERED": "1"}
         if self.args.daemon_path:  # another copy of the package (a fix under test, a commit)
             env["PYTHONPATH"] = str(self.args.daemon_path.resolve())

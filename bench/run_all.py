@@ -4,8 +4,12 @@ figure | inferwatch | anchor | ratio | target | met?
 
     .venv/bin/python bench/run_all.py [--quick] [--out DIR] [--only ingest,idle,...]
 
-``make bench`` runs it in full (the medians of 5 rounds where a figure is a run time: ingest,
-rule evaluation, NVML cost, start-up; 50 trials, 300 scrapes, 300 s idle, 60 s per live rate);
+It runs under the install a host gets (bench/installed.py: a venv made by the distribution's
+python3 with the checkout installed; ``BENCH_PYTHON=checkout`` keeps the checkout's ``.venv``):
+started by another interpreter, it starts itself again with that venv's python, so every
+figure's script and daemon run with it. ``make bench`` runs it in full (the medians of 5 rounds
+where a figure is a run time: ingest, rule evaluation, NVML cost, start-up; 50 trials, 300
+scrapes, 300 s idle, 60 s per live rate);
 ``make bench-quick`` with ``--quick`` (one round, smaller inputs, a couple of minutes). Each
 figure is its own script in bench/ writing JSON (``--json F``); this collects them into
 ``DIR/results.json`` and ``DIR/table.md`` and prints the table. It appends to nothing else
@@ -30,6 +34,7 @@ from pathlib import Path
 from typing import Any
 
 from benchlib import REPO, compile_package, machine
+from installed import installed_python
 
 PY = sys.executable
 BENCH = REPO / "bench"
@@ -68,7 +73,8 @@ def ingest_rows(docs: list[Any]) -> list[Row]:
     iw, mt, gr = (d[n]["median_wall_s"] for n in ("replay", "mtail", "grep"))
     nr = d["replay_no_rules"]["median_wall_s"]
     rounds = len(d["replay"]["rounds"])
-    lines = f"{d['lines']:,} lines, {rounds} rounds" + ("" if d["counts_ok"] else ", COUNTS WRONG")
+    lines = f"{d['lines']:,} lines, {rounds} rounds, {d['interpreters']['replay']}"
+    lines += "" if d["counts_ok"] else ", COUNTS WRONG"
     return [
         (f"1. ingest, replay with shipped rules ({lines})", f"{iw:.2f} s",
          f"mtail --one_shot {mt:.2f} s", f"{mt / iw:.1f}× faster", "≥ 15×",
@@ -77,9 +83,21 @@ def ingest_rows(docs: list[Any]) -> list[Row]:
          f"{iw / gr:.1f}× grep's time", "≤ 5×", met(iw / gr <= 5)),
         ("1. ingest, replay --no-rules (for reference)", f"{nr:.2f} s", f"mtail {mt:.2f} s",
          f"{mt / nr:.1f}× faster", "—", "—"),
+        *checkout_rows(d),
         *cpu_rows(docs[1:2]),
         *phase_rows(docs[2:]),
     ]  # fmt: skip
+
+
+def checkout_rows(d: dict[str, Any]) -> list[Row]:
+    """The same replay under the checkout's .venv, where its interpreter is another one."""
+    if "replay_checkout" not in d:
+        return []
+    co, mt, gr = (d[n]["median_wall_s"] for n in ("replay_checkout", "mtail", "grep"))
+    which = d["interpreters"]["replay_checkout"]
+    return [(f"1. ingest, replay with shipped rules, checkout .venv: {which} (for reference)",
+             f"{co:.2f} s", f"mtail {mt:.2f} s, grep {gr:.2f} s",
+             f"{mt / co:.1f}× faster, {co / gr:.1f}× grep's time", "—", "—")]  # fmt: skip
 
 
 def cpu_rows(docs: list[Any]) -> list[Row]:
@@ -307,6 +325,10 @@ def main() -> int:
     ap.add_argument("--out", type=Path, help="results folder (default bench/out/run-…)")
     ap.add_argument("--only", help="comma-separated figures: " + ",".join(f.name for f in FIGURES))
     args = ap.parse_args()
+    python = installed_python()
+    if os.environ.get("BENCH_INSTALLED") != str(python):  # once: the install's own python
+        env = {**os.environ, "BENCH_INSTALLED": str(python)}
+        os.execve(python, [str(python), __file__, *sys.argv[1:]], env)  # noqa: S606 (no shell)
     stamp = time.strftime("%Y%m%d-%H%M%S", time.gmtime())
     out_dir = args.out or BENCH / "out" / f"run-{stamp}{'-quick' if args.quick else ''}"
     for old in out_dir.glob("*.json*"):  # a rerun into the same folder starts clean
