@@ -19,6 +19,7 @@ QUIET = frozenset({
     "waiting_app_startup", "chat_template_warmup", "supported_tasks", "engine_waiting_frontend",
 })  # fmt: skip
 """Start-up facts that make no ``startup`` event (``startup.EnginePhase``): a line event each."""
+_LINE_EVENT_TYPES = (EngineStats, SpecDecode, StartupFact)  # made once: the workers ask per hit
 
 
 def record_fields(record: EngineRecord) -> dict[str, Any]:
@@ -29,7 +30,7 @@ def record_fields(record: EngineRecord) -> dict[str, Any]:
 def line_event_fields(record: EngineRecord) -> dict[str, Any] | None:
     """The fields of ``log.engine_line_event`` after ``engine`` (the record's own, ``type``
     aside), or None for a record without a line event."""
-    if not isinstance(record, EngineStats | SpecDecode | StartupFact):
+    if not isinstance(record, _LINE_EVENT_TYPES):
         return None
     if isinstance(record, StartupFact) and record.event not in QUIET:
         return None  # the deriver's own startup event reports it
