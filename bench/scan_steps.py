@@ -4,8 +4,8 @@
 
 cuts LOG into the parts the replay's scan would (``engine_parts.PART_BYTES``) and runs, over all
 of them, each step of a scan worker on its own, timed with ``time.process_time`` (user and
-system CPU of this process): cutting the request-logging lines (``engine_bulk._bulk_lines``,
-and of it the lines decoded to count their characters), joining the kept text, the RE2 anchor
+system CPU of this process): cutting the request-logging lines (``engine_bulk._bulk_lines``),
+joining the kept text, the RE2 anchor
 search over it, counting its lines, the whole ``spans_in`` (all of the above and the spans), the
 parse of every span as a worker parses it (``engine_parts.parse_hit``, line events rendered as
 JSON, as ``--format jsonl`` asks) and pickling each part's result. Prints the median of N
@@ -26,34 +26,20 @@ from pathlib import Path
 
 import re2
 
-from inferwatch.parsers.engine import BULK_LONG
 from inferwatch.parsers.engine_precheck import PATTERN_BYTES
 from inferwatch.replay import engine_bulk, engine_parts, engine_scan
 
 Part = tuple[int, int]
 
 
-def _mid_lines(mm: mmap.mmap, parts: list[Part]) -> list[Part]:
-    """The cut lines whose size leaves their character count to a decode."""
-    sure = 4 * (BULK_LONG + 1)
-    return [
-        (a, b - 1)
-        for start, end in parts
-        for a, b in engine_bulk._bulk_lines(mm, start, end)
-        if BULK_LONG < b - 1 - a < sure
-    ]
-
-
 def _steps(mm: mmap.mmap, parts: list[Part]) -> dict[str, Callable[[], object]]:
     pattern = re2.compile(PATTERN_BYTES)
     texts = [engine_bulk.cut_bulk(mm, a, b).text for a, b in parts]
-    mids = _mid_lines(mm, parts)
     spans = [engine_scan.spans_in(mm, a, b) for a, b in parts]
     results = [
         ([h for i, x, y in found if (h := engine_parts.parse_hit(i, mm[x:y], 2026, UTC, True))], n)
         for found, n in spans
     ]
-    head = engine_bulk._HEAD_BYTES
 
     def parse() -> None:
         for found, _ in spans:
@@ -64,9 +50,6 @@ def _steps(mm: mmap.mmap, parts: list[Part]) -> dict[str, Callable[[], object]]:
         f"cut request lines ({sum(map(len, texts)) / 1e6:.1f} of {len(mm) / 1e6:.0f} MB kept)": (
             lambda: [engine_bulk._bulk_lines(mm, a, b) for a, b in parts]
         ),
-        f"  of it: decode {len(mids):,} mid-sized lines' heads": lambda: [
-            mm[a : min(b, a + head)].decode("utf-8", "replace") for a, b in mids
-        ],
         "cut and join (cut_bulk)": lambda: [engine_bulk.cut_bulk(mm, a, b) for a, b in parts],
         "RE2 anchor search over the kept text": lambda: [
             list(pattern.finditer(text)) for text in texts

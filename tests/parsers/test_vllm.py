@@ -14,6 +14,7 @@ import pytest
 
 from inferwatch.derive.engine.spec import line_mal
 from inferwatch.parsers.engine import (
+    BULK_LONG,
     AccessLog,
     EngineCrash,
     EngineStats,
@@ -365,6 +366,21 @@ def test_bulk_request_logging_is_rejected() -> None:
         )
         is None
     )
+
+
+def test_bulk_lines_are_long_in_utf8_bytes() -> None:
+    """More than BULK_LONG bytes, not characters: 120 CJK characters of prompt are 360 bytes. A
+    line whose marker is not at its message's start is read as bulk too, where the same line in
+    ASCII (fewer bytes) is read for what it says."""
+    cjk = "INFO 10-29 01:09:12 [logger.py:43] Received request r: prompt: '" + "数据" * 60 + "'"
+    assert len(cjk) < BULK_LONG < len(cjk.encode())
+    assert parse_engine_line(cjk) is None
+    line = "x" * 10 + " Received request r: prompt: 'CUDA out of memory " + "数" * 120 + "'"
+    assert len(line) <= BULK_LONG < len(line.encode())
+    assert parse_engine_line(line) is None
+    assert isinstance(parse_engine_line(line.replace("数", "a")), EngineCrash)
+    lone = line.replace("数", "\udcff")  # a lone surrogate (surrogateescape) counts three bytes
+    assert parse_engine_line(lone) is None
 
 
 def test_access_line_fields() -> None:

@@ -1,5 +1,5 @@
 """Cutting request-logging lines before the anchor search: exactly lines the parser rejects as
-bulk, and positions and line numbers that still point into the file."""
+bulk (never one it would read), and positions and line numbers that still point into the file."""
 
 from __future__ import annotations
 
@@ -9,11 +9,12 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
+import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
 from inferwatch.parsers.engine import BULK_GATE, BULK_LONG, parse_engine_line
-from inferwatch.replay.engine_bulk import Kept, cut_bulk, longer
+from inferwatch.replay.engine_bulk import Kept, cut_bulk
 
 PREFIX = "INFO 10-29 01:09:12 [logger.py:43] "
 WORDS = ["Error", "Traceback", "über", "数据", "a", "prompt", "\ufffd"]
@@ -36,11 +37,12 @@ def _line(rng: random.Random) -> str:
 
 
 def _is_bulk(line: str) -> bool:
-    """The parser's bulk test, on the decoded line (as the scan workers decode it)."""
+    """The parser's bulk test, on the decoded line (as the scan workers decode it): more than
+    BULK_LONG bytes in UTF-8, a marker in the first BULK_GATE characters."""
     head_has = any(
         line.find(m, 0, BULK_GATE) >= 0 for m in ("Received request", "Generated response")
     )
-    return len(line) > BULK_LONG and head_has
+    return len(line.encode("utf-8", "surrogatepass")) > BULK_LONG and head_has
 
 
 @contextmanager
@@ -132,36 +134,52 @@ PIECES = (b"a", b"\xc3\xbc", b"\xe6\x95\xb0", b"\xf0\x9f\x98\x80", b"\xe6", b"\x
 BYTES = st.binary(max_size=40) | st.lists(
     st.sampled_from((*PIECES, b"\xff", b"\xc3")), max_size=700
 ).map(b"".join)
+HEAD = b"INFO 10-29 01:09:12 [logger.py:43] Received request r: prompt: '"
 
 
-@given(BYTES, st.integers(0, 700))
-def test_a_prefix_never_decodes_to_more_characters_than_the_whole(raw: bytes, cut: int) -> None:
-    assert len(raw[:cut].decode("utf-8", "replace")) <= len(raw.decode("utf-8", "replace"))
+@given(BYTES, st.integers(0, 120))
+def test_a_cut_line_of_any_bytes_is_one_the_parser_rejects(
+    tmp_path_factory: pytest.TempPathFactory, raw: bytes, pad: int
+) -> None:
+    """Whatever its bytes, a line the scan cuts decodes (as replay decodes it) to a line the
+    parser returns nothing for; a line of valid UTF-8 is cut exactly when the parser's bulk test
+    holds (undecodable bytes only ever lengthen the decoded line: U+FFFD is three bytes)."""
+    line = HEAD + b"a" * (BULK_LONG - len(HEAD) - 60 + pad) + raw.replace(b"\n", b"")
+    path = tmp_path_factory.mktemp("bytes") / "log"
+    path.write_bytes(line + b"\nnext\n")
+    with _mapped(path) as mm:
+        cut = cut_bulk(mm, 0, len(line) + 6).text == b"next\n"
+    decoded = line.decode("utf-8", "replace")
+    assert cut == (len(line) > BULK_LONG)
+    if cut:
+        assert _is_bulk(decoded)
+        assert parse_engine_line(decoded) is None
+    try:
+        valid = line.decode("utf-8")
+    except UnicodeDecodeError:
+        return
+    assert cut == _is_bulk(valid)
 
 
-@given(BYTES)
-def test_longer_is_the_parser_s_length_test(raw: bytes) -> None:
-    line = b"x" * (BULK_LONG - 60) + raw
-    assert longer(line, 0, len(line)) == (len(line.decode("utf-8", "replace")) > BULK_LONG)
-    padded = b"\n" + line + b"\n"
-    assert longer(padded, 1, len(padded) - 1) == longer(line, 0, len(line))
-
-
-def test_lines_about_bulk_long_characters_of_multibyte_text_are_cut_by_their_characters(
+def test_lines_about_bulk_long_bytes_of_multibyte_text_are_cut_by_their_size(
     tmp_path: Path,
 ) -> None:
-    """Lines of about ``BULK_LONG`` characters (most of them 401 to 1,603 bytes) are cut by
-    their decoded length: ``数`` is three bytes, an invalid byte one character (U+FFFD)."""
+    """Lines of about ``BULK_LONG`` bytes are cut by their size in bytes, whatever their
+    characters: ``数`` is three bytes, ``ü`` two, an invalid byte one (three once decoded)."""
     head = "Received request r: prompt: '"
-    for chars in (BULK_LONG - 1, BULK_LONG, BULK_LONG + 1, BULK_LONG + 200):
+    for size in (BULK_LONG - 1, BULK_LONG, BULK_LONG + 1, BULK_LONG + 2, BULK_LONG + 200):
         for fill in ("数", "ü", "\udcff", "a"):
-            body = fill * (chars - len(head) - 1) + "ü"
-            raw = (head + body).encode("utf-8", "surrogateescape") + b"\nnext\n"
+            body = fill * ((size - len(head)) // len(fill.encode("utf-8", "surrogateescape")))
+            raw = (head + body).encode("utf-8", "surrogateescape")
+            raw += b"a" * (size - len(raw))
+            assert len(raw) == size
             path = tmp_path / "log"
-            path.write_bytes(raw)
+            path.write_bytes(raw + b"\nnext\n")
             with _mapped(path) as mm:
-                kept = cut_bulk(mm, 0, len(raw))
-            assert (kept.text == b"next\n") is (chars > BULK_LONG), (chars, fill)
+                kept = cut_bulk(mm, 0, len(raw) + 6)
+            assert (kept.text == b"next\n") is (size > BULK_LONG), (size, fill)
+            if size > BULK_LONG:
+                assert parse_engine_line(raw.decode("utf-8", "replace")) is None
 
 
 def test_parts_starting_anywhere_and_markers_far_apart(tmp_path: Path) -> None:

@@ -46,9 +46,9 @@ __all__ = [
 
 # Only this much of a message is searched for a family's anchor text.
 _HEAD = 600
-# Lines longer than BULK_LONG characters are first checked for bulk request logging (a whole
-# prompt or response) in their first BULK_GATE characters; replay's scanner cuts the same lines
-# out before it searches (``replay.engine_bulk``).
+# Lines of more than BULK_LONG bytes (in UTF-8) are first checked for bulk request logging (a
+# whole prompt or response) in their first BULK_GATE characters; replay's scanner cuts the same
+# lines out of the raw file before it searches (``replay.engine_bulk``), from their sizes alone.
 BULK_LONG = 400
 BULK_GATE = 300
 BULK_MARKERS = ("Received request", "Generated response")
@@ -64,13 +64,27 @@ _NOISE = (
 
 def parse_engine_line(line: str) -> EngineRecord | None:
     """Parse one engine log line (without or with its trailing newline); None = no record."""
-    if len(line) > BULK_LONG and (
+    if _long(line) and (
         line.find(BULK_MARKERS[0], 0, BULK_GATE) >= 0
         or line.find(BULK_MARKERS[1], 0, BULK_GATE) >= 0
     ):
         return None
     prefix, body = split_prefix(line)
     return parse_engine_message(prefix, body)
+
+
+def _long(line: str) -> bool:
+    """Whether ``line`` takes more than ``BULK_LONG`` bytes in UTF-8. Its length decides for
+    nearly every line (a character is one to four bytes; an ASCII string knows it is one);
+    only a short non-ASCII line is encoded (lone surrogates as three bytes each)."""
+    size = len(line)
+    if size > BULK_LONG:
+        return True
+    return (
+        4 * size > BULK_LONG
+        and not line.isascii()
+        and len(line.encode("utf-8", "surrogatepass")) > BULK_LONG
+    )
 
 
 def parse_engine_message(prefix: LinePrefix, body: str) -> EngineRecord | None:

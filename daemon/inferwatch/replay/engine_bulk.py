@@ -2,13 +2,14 @@
 
 With request logging on, vLLM writes each prompt into the log ("Received request …: prompt:
 '…'"), and those lines hold most of a busy engine's log bytes. ``parse_engine_line`` rejects
-them from their head (a marker within ``BULK_GATE`` characters of a line longer than
-``BULK_LONG``), so no anchor inside them can ever become a record. :func:`cut_bulk` finds them
-with plain substring searches (the prompt text itself is skipped at memchr speed), and the RE2
-anchor search runs over the rest, joined. A line is cut only when its bytes prove the parser's
-test in characters: the marker ends within ``BULK_GATE`` bytes of the line's start (a character
-is at least one byte), and the line has at least ``4 * (BULK_LONG + 1)`` bytes (a character is at
-most four) or, decoded as the parser decodes it, more than ``BULK_LONG`` characters.
+them from their head (a marker within ``BULK_GATE`` characters of a line of more than
+``BULK_LONG`` bytes in UTF-8), so no anchor inside them can ever become a record. :func:`cut_bulk`
+finds them with plain substring searches (the prompt text itself is skipped at memchr speed), and
+the RE2 anchor search runs over the rest, joined. A line is cut only when its bytes prove the
+parser's test: the marker ends within ``BULK_GATE`` bytes of the line's start (a character is at
+least one byte), and the line has more than ``BULK_LONG`` bytes (decoded as replay decodes it and
+encoded again it has at least as many: a valid sequence keeps its bytes, and an undecodable run
+of one to three bytes becomes U+FFFD, three). Its size alone decides: no line is decoded here.
 
 :class:`Kept` maps positions in the joined text back to the file and counts the part's lines
 (each cut line was exactly one line, its newline included).
@@ -28,14 +29,9 @@ import re2
 from inferwatch.parsers.engine import BULK_GATE, BULK_LONG, BULK_MARKERS
 
 _MARKERS = tuple(m.encode() for m in BULK_MARKERS)
-_SURE_BYTES = 4 * (BULK_LONG + 1)  # this many bytes are more than BULK_LONG characters
-_AS_PARSED = ("utf-8", "replace")  # how replay decodes a line for the parser
 # A marker is first searched for this far (request lines come every few KiB): CPython searches
 # a window under 30,000 bytes for a short needle without the two-way method's set-up per call.
 _NEAR = 16 << 10
-# Decoded first (``longer``): a prompt with some non-ASCII text has its first BULK_LONG
-# characters within this many bytes.
-_HEAD_BYTES = BULK_LONG + BULK_LONG // 5
 
 
 @dataclass(slots=True)
@@ -121,24 +117,5 @@ def _lines_with(mm: mmap.mmap, start: int, end: int, marker: bytes) -> list[tupl
                 continue  # the line starts too far before the marker
         else:  # near the part's start: its first line starts there
             line_start = rfind(b"\n", start, hit) + 1 or start
-        size = line_end - line_start
-        if size >= _SURE_BYTES:
+        if line_end - line_start > BULK_LONG:
             add((line_start, pos))
-        elif size > BULK_LONG:  # ``longer``, its first test inline (thousands of such lines)
-            head = line_start + _HEAD_BYTES if size > _HEAD_BYTES else line_end
-            if len(mm[line_start:head].decode(*_AS_PARSED)) > BULK_LONG or (
-                head < line_end and longer(mm, line_start, line_end)
-            ):
-                add((line_start, pos))
-
-
-def longer(buf: mmap.mmap | bytes, start: int, end: int) -> bool:
-    """Whether ``buf[start:end]``, decoded as replay decodes a line, has more than
-    ``BULK_LONG`` characters. Its first ``_HEAD_BYTES`` decide for nearly every such line,
-    decoded alone: a prefix never decodes to more characters than the whole (the characters
-    before its cut decode alike, and the undecodable tail of a cut character gives one U+FFFD
-    where the whole gives at least one character)."""
-    head = min(end, start + _HEAD_BYTES)
-    if len(buf[start:head].decode(*_AS_PARSED)) > BULK_LONG:
-        return True
-    return head < end and len(buf[start:end].decode(*_AS_PARSED)) > BULK_LONG
