@@ -141,8 +141,10 @@ class EngineCrashTracker:
         self, record: EngineRecord | None, at: float, line: int, source: str, key: str
     ) -> list[Effect]:
         speed = isinstance(record, EngineStats | SpecDecode)
-        if speed and self._chain is None and self._decided is None and self._grouper.idle:
-            self._last_fed = max(self._last_fed, at)  # the common case: no crash under way
+        if speed and self._chain is None and self._grouper.idle:
+            # The common case, a decided incident behind or not: no chain to decide and no
+            # block for the record to close, and a stats line never opens or joins one.
+            self._last_fed = max(self._last_fed, at)
             return []
         if record is not None and not self._grouper.moves(record, line):
             return []  # a line the replay scanner may not deliver: it must change nothing
